@@ -1,0 +1,1 @@
+"""cyborg.api.schemas."""

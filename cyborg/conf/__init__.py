@@ -1,0 +1,26 @@
+"""oslo.config options, one module per option group.
+
+Importing this package registers every group on ``cfg.CONF``; services read
+options from ``cyborg.conf.CONF``.
+"""
+
+from oslo_config import cfg
+
+from cyborg.conf import agent
+from cyborg.conf import api
+from cyborg.conf import conductor
+from cyborg.conf import database
+from cyborg.conf import default
+from cyborg.conf import glance
+from cyborg.conf import keystone_authtoken
+from cyborg.conf import nova
+from cyborg.conf import placement
+from cyborg.conf import service_user
+
+CONF = cfg.CONF
+
+MODULES = (default, api, database, agent, conductor, placement, glance, nova,
+           keystone_authtoken, service_user)
+
+for _module in MODULES:
+    _module.register_opts(CONF)

@@ -1,0 +1,31 @@
+"""Options of the [agent] group: drivers and the inventory report."""
+
+from oslo_config import cfg
+
+group = cfg.OptGroup('agent', title='Options for the cyborg-agent service')
+
+opts = [
+    cfg.ListOpt(
+        'enabled_drivers', default=['fake_driver'],
+        help='Accelerator drivers the agent loads (entry points of the '
+             'cyborg.accelerator.driver namespace), for example '
+             'fake_driver, intel_fpga_driver, xilinx_fpga_driver, '
+             'nvidia_gpu_driver, pci_driver.'),
+    cfg.IntOpt(
+        'report_interval', default=60, min=1,
+        help='Seconds between two full inventory reports of the agent.'),
+    cfg.StrOpt(
+        'fake_inventory',
+        help='Path of a YAML or JSON file describing the simulated devices '
+             'of the fake driver. When unset, the fake driver simulates one '
+             'FPGA.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(group)
+    conf.register_opts(opts, group=group)
+
+
+def list_opts():
+    return {group: opts}

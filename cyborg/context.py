@@ -1,0 +1,47 @@
+"""RequestContext: who is calling, what they may do, and their DB transaction.
+
+A context is made at the API edge (``cyborg.api.hooks``) from the headers
+keystonemiddleware (or the noauth middleware) set, travels over RPC with
+every call, and is the object on which ``cyborg.db.api`` opens transactions.
+"""
+
+from oslo_context import context as oslo_context
+from oslo_db.sqlalchemy import enginefacade
+
+
+@enginefacade.transaction_context_provider
+class RequestContext(oslo_context.RequestContext):
+    """The caller of one request or RPC call."""
+
+    def can(self, rule, target=None, fatal=True):
+        """Check ``rule`` against this caller; raise PolicyNotAuthorized when refused.
+
+        ``target`` defaults to the caller's own project and user, so that
+        ``project_id:%(project_id)s`` checks pass for the caller's project.
+        """
+        from cyborg import policies  # policies imports context; import late
+        if target is None:
+            target = {'project_id': self.project_id, 'user_id': self.user_id}
+        return policies.authorize(self, rule, target, fatal=fatal)
+
+    def to_policy_values(self):
+        values = super().to_policy_values()
+        values['project_id'] = self.project_id
+        return values
+
+    @classmethod
+    def from_dict(cls, values, **kwargs):
+        return super().from_dict(values, **kwargs)
+
+    def elevated(self):
+        """A copy of this context with the admin role, for internal work."""
+        context = self.from_dict(self.to_dict())
+        context.is_admin = True
+        if 'admin' not in context.roles:
+            context.roles = list(context.roles) + ['admin']
+        return context
+
+
+def get_admin_context():
+    """A context for the services' own work (periodic tasks, start-up)."""
+    return RequestContext(is_admin=True, roles=['admin'], overwrite=False)

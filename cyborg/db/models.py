@@ -1,0 +1,224 @@
+"""SQLAlchemy models: the tables cyborg keeps.
+
+The alembic migrations in ``cyborg/db/migrations`` create exactly these
+tables; ``cyborg/tests/functional/db/test_migrations.py`` fails when the two
+drift apart. Every column the API filters or sorts on has an index.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Base(orm.DeclarativeBase):
+    """Declarative base; every table carries created_at/updated_at."""
+
+    created_at = orm.mapped_column(sa.DateTime, nullable=False, default=_utcnow)
+    updated_at = orm.mapped_column(sa.DateTime, nullable=True, onupdate=_utcnow)
+
+
+# Shared column sizes.
+UUID_LEN = 36
+NAME_LEN = 255
+HOST_LEN = 255
+
+
+class Device(Base):
+    """A physical accelerator card on one host."""
+
+    __tablename__ = 'devices'
+    __table_args__ = (
+        sa.Index('devices_hostname_idx', 'hostname'),
+        sa.Index('devices_type_idx', 'type'),
+        sa.Index('devices_vendor_idx', 'vendor'),
+        sa.Index('devices_status_idx', 'status'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    type = orm.mapped_column(sa.String(30), nullable=False)
+    vendor = orm.mapped_column(sa.String(255), nullable=False)
+    model = orm.mapped_column(sa.String(255), nullable=False)
+    std_board_info = orm.mapped_column(sa.Text, nullable=True)
+    vendor_board_info = orm.mapped_column(sa.Text, nullable=True)
+    hostname = orm.mapped_column(sa.String(HOST_LEN), nullable=False)
+    status = orm.mapped_column(sa.String(30), nullable=False, default='enabled')
+    status_reason = orm.mapped_column(sa.String(255), nullable=True)
+
+
+class Deployable(Base):
+    """A programmable or assignable part of a device, in a tree (seed 000).
+
+    ``root_id`` points at the tree's root (the deployable standing for the
+    whole device) and ``parent_id`` at the node directly above; both are
+    NULL on a root. Each deployable that offers accelerators is one
+    resource provider in Placement, named by ``rp_uuid``.
+    """
+
+    __tablename__ = 'deployables'
+    __table_args__ = (
+        sa.Index('deployables_device_id_idx', 'device_id'),
+        sa.Index('deployables_parent_id_idx', 'parent_id'),
+        sa.Index('deployables_root_id_idx', 'root_id'),
+        sa.Index('deployables_driver_name_idx', 'driver_name'),
+        sa.Index('deployables_bitstream_id_idx', 'bitstream_id'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    parent_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        nullable=True)
+    root_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        nullable=True)
+    name = orm.mapped_column(sa.String(NAME_LEN), nullable=False)
+    num_accelerators = orm.mapped_column(sa.Integer, nullable=False, default=0)
+    device_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('devices.id', ondelete='CASCADE'),
+        nullable=False)
+    driver_name = orm.mapped_column(sa.String(100), nullable=True)
+    rp_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True, unique=True)
+    bitstream_id = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
+
+
+class Attribute(Base):
+    """A key/value fact about a deployable; nestable through parent_attribute_id."""
+
+    __tablename__ = 'attributes'
+    __table_args__ = (
+        sa.Index('attributes_deployable_id_key_idx', 'deployable_id', 'key'),
+        sa.Index('attributes_key_idx', 'key'),
+        sa.Index('attributes_parent_attribute_id_idx', 'parent_attribute_id'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    deployable_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        nullable=False)
+    parent_attribute_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('attributes.id', ondelete='CASCADE'),
+        nullable=True)
+    key = orm.mapped_column(sa.String(255), nullable=False)
+    value = orm.mapped_column(sa.Text, nullable=True)
+
+
+class ControlpathID(Base):
+    """How the host's driver reaches a device (for example its PCI address)."""
+
+    __tablename__ = 'controlpath_ids'
+    __table_args__ = (
+        sa.UniqueConstraint('device_id', 'cpid_type', 'cpid_info',
+                            name='controlpath_ids_device_type_info_uc'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    device_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('devices.id', ondelete='CASCADE'),
+        nullable=False)
+    cpid_type = orm.mapped_column(sa.String(30), nullable=False)
+    cpid_info = orm.mapped_column(sa.String(255), nullable=False)
+
+
+class AttachHandle(Base):
+    """What Nova attaches to an instance: a PCI function or a mediated device."""
+
+    __tablename__ = 'attach_handles'
+    __table_args__ = (
+        sa.Index('attach_handles_deployable_id_in_use_idx',
+                 'deployable_id', 'in_use'),
+        sa.UniqueConstraint('deployable_id', 'attach_type', 'attach_info',
+                            name='attach_handles_deployable_type_info_uc'),
+        sa.CheckConstraint("attach_type IN ('PCI', 'MDEV', 'TEST_PCI')",
+                           name='attach_handles_attach_type_ck'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    deployable_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        nullable=False)
+    cpid_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('controlpath_ids.id', ondelete='CASCADE'),
+        nullable=False)
+    attach_type = orm.mapped_column(sa.String(30), nullable=False)
+    # JSON text, e.g. {"bus": "0c", "device": "00", "domain": "0000", "function": "1"}.
+    attach_info = orm.mapped_column(sa.String(255), nullable=False)
+    in_use = orm.mapped_column(sa.Boolean, nullable=False, default=False)
+
+
+class DeviceProfile(Base):
+    """A named request for accelerators, used by Nova flavors."""
+
+    __tablename__ = 'device_profiles'
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    name = orm.mapped_column(sa.String(NAME_LEN), nullable=False, unique=True)
+    description = orm.mapped_column(sa.Text, nullable=True)
+    # JSON text: the list of request groups, each a string-to-string map.
+    profile_json = orm.mapped_column(sa.Text, nullable=False)
+
+
+class AcceleratorRequest(Base):
+    """An accelerator request (ARQ): one accelerator for one instance.
+
+    ``attach_handle_id`` is unique: one attach handle can belong to at most
+    one ARQ, so a double allocation fails in the database itself whatever
+    the code above it does.
+    """
+
+    __tablename__ = 'extended_accelerator_requests'
+    __table_args__ = (
+        sa.Index('arqs_instance_uuid_idx', 'instance_uuid'),
+        sa.Index('arqs_project_id_idx', 'project_id'),
+        sa.Index('arqs_state_idx', 'state'),
+        sa.Index('arqs_device_profile_id_idx', 'device_profile_id'),
+        sa.Index('arqs_deployable_id_idx', 'deployable_id'),
+        sa.Index('arqs_hostname_idx', 'hostname'),
+        sa.UniqueConstraint('attach_handle_id', name='arqs_attach_handle_id_uc'),
+        sa.CheckConstraint(
+            "state IN ('Initial', 'BindStarted', 'Bound', 'BindFailed', "
+            "'Unbound', 'UnbindFailed', 'Deleting')",
+            name='arqs_state_ck'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    state = orm.mapped_column(sa.String(20), nullable=False, default='Initial')
+    device_profile_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('device_profiles.id'), nullable=False)
+    device_profile_group_id = orm.mapped_column(sa.Integer, nullable=False)
+    hostname = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
+    device_rp_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
+    instance_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
+    project_id = orm.mapped_column(sa.String(255), nullable=True)
+    attach_handle_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('attach_handles.id', ondelete='SET NULL'),
+        nullable=True)
+    deployable_id = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('deployables.id', ondelete='SET NULL'),
+        nullable=True)
+
+
+class Service(Base):
+    """A running cyborg service process and its last heartbeat."""
+
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'binary', name='services_host_binary_uc'),
+    )
+
+    id = orm.mapped_column(sa.Integer, primary_key=True)
+    host = orm.mapped_column(sa.String(HOST_LEN), nullable=False)
+    binary = orm.mapped_column(sa.String(64), nullable=False)
+    topic = orm.mapped_column(sa.String(255), nullable=True)
+    report_count = orm.mapped_column(sa.Integer, nullable=False, default=0)
+    last_seen_up = orm.mapped_column(sa.DateTime, nullable=True)

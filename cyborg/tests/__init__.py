@@ -1,0 +1,1 @@
+"""Cyborg's tests: unit (in-process, SQLite) and functional (real servers)."""

@@ -1,0 +1,22 @@
+"""Base test case: isolated configuration and logging for every test."""
+
+from oslo_config import fixture as config_fixture
+from oslotest import base
+
+from cyborg import conf
+from cyborg import objects
+
+
+class TestCase(base.BaseTestCase):
+    """Each test gets a clean ``cyborg.conf.CONF`` it may override freely."""
+
+    def setUp(self):
+        super().setUp()
+        self.config = self.useFixture(config_fixture.Config(conf.CONF)).config
+        conf.CONF([], project='cyborg', default_config_files=[])
+        objects.register_all()
+
+    def flags(self, group=None, **kw):
+        """Override options for this test only."""
+        for key, value in kw.items():
+            self.config(**{key: value, 'group': group})
