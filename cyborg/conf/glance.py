@@ -1,8 +1,11 @@
-"""Options of the [glance] group: how cyborg reaches the Glance image service (FPGA bitstreams)."""
+"""Options of the [glance] group: how cyborg reaches the
+Glance image service (FPGA bitstreams).
+"""
 
 from cyborg.conf import _keystoneauth
 
-group = _keystoneauth.make_group('glance', 'Access to the Glance image service (FPGA bitstreams)')
+group = _keystoneauth.make_group(
+    'glance', 'Access to the Glance image service (FPGA bitstreams)')
 
 
 def register_opts(conf):

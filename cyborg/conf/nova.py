@@ -1,8 +1,11 @@
-"""Options of the [nova] group: how cyborg reaches the Nova compute API (server external events)."""
+"""Options of the [nova] group: how cyborg reaches the
+Nova compute API (server external events).
+"""
 
 from cyborg.conf import _keystoneauth
 
-group = _keystoneauth.make_group('nova', 'Access to the Nova compute API (server external events)')
+group = _keystoneauth.make_group(
+    'nova', 'Access to the Nova compute API (server external events)')
 
 
 def register_opts(conf):

@@ -8,10 +8,17 @@ from oslo_policy import opts as policy_opts
 from cyborg import conf
 
 
+# Groups whose options a library owns; the generator lists them under the
+# library's own namespace (oslo.db, keystonemiddleware.auth_token).
+LIBRARY_OWNED = (conf.database, conf.keystone_authtoken)
+
+
 def list_opts():
     """Every group and option cyborg owns, as (group, [opts]) pairs."""
     merged = {}
     for module in conf.MODULES:
+        if module in LIBRARY_OWNED:
+            continue
         for group, opts in module.list_opts().items():
             name = getattr(group, 'name', group)
             merged.setdefault(name, [])

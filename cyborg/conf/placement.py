@@ -1,8 +1,11 @@
-"""Options of the [placement] group: how cyborg reaches the Placement service (resource providers, inventories, traits)."""
+"""Options of the [placement] group: how cyborg reaches the
+Placement service (resource providers, inventories, traits).
+"""
 
 from cyborg.conf import _keystoneauth
 
-group = _keystoneauth.make_group('placement', 'Access to the Placement service (resource providers, inventories, traits)')
+group = _keystoneauth.make_group(
+    'placement', 'Access to the Placement service (resource providers, inventories, traits)')
 
 
 def register_opts(conf):

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install cyborg into .venv if needed, check style, then run every test
+# (unit and functional) with stestr. Arguments are passed to `stestr run`
+# (for example a test name regex).
+#
+# The functional tests use PostgreSQL (127.0.0.1:5432), MariaDB
+# (127.0.0.1:3306) and RabbitMQ (127.0.0.1:5672). Without CI=true a missing
+# server skips the tests that need it; with CI=true it fails them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install.sh
+VENV=${CYBORG_VENV:-.venv}
+
+"$VENV/bin/ruff" check cyborg benchmarks tools
+
+rc=0
+"$VENV/bin/stestr" run --concurrency "${CYBORG_TEST_CONCURRENCY:-$(nproc)}" "$@" || rc=$?
+# One plain summary line, whatever stestr printed above.
+"$VENV/bin/python" tools/summarize-last-run.py || true
+exit $rc
