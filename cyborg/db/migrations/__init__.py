@@ -1,0 +1,1 @@
+"""Alembic environment and revisions; run them through cyborg.db.migration."""
