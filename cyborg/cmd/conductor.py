@@ -1,0 +1,20 @@
+"""cyborg-conductor: serves the conductor topic and records heartbeats."""
+
+import sys
+
+from cyborg import conf
+from cyborg import service
+from cyborg.conductor import manager
+from cyborg.conductor import rpcapi
+from cyborg.db import api as db_api
+
+
+def main():
+    """Run the conductor until SIGTERM."""
+    service.prepare_service(sys.argv)
+    db_api.configure(conf.CONF)
+    conductor = manager.ConductorManager(conf.CONF.host)
+    rpc_service = service.RPCService(conductor, rpcapi.TOPIC, conf.CONF.host,
+                                     heartbeat=conductor.heartbeat)
+    return service.run(rpc_service, manager.BINARY,
+                       workers=conf.CONF.conductor.workers)

@@ -1,0 +1,249 @@
+"""oslo.messaging plumbing: the transport, the serializer, client and server factories.
+
+Clients made here also know a shortcut: when the endpoint they address was
+registered in this process with ``register_local_endpoint`` (the all-in-one
+does so), a call runs the endpoint directly, with the same serialization and
+the same exceptions as the wire, instead of paying a transport round trip.
+"""
+
+import logging
+import sys
+import threading
+
+# Importing cyborg.cmd selects oslo.service's threading backend; it must run
+# before oslo_messaging, whose server module imports oslo.service.
+import cyborg.cmd  # noqa: F401
+import oslo_messaging
+from oslo_messaging._drivers import common as messaging_common
+from oslo_messaging import _utils as messaging_utils
+from oslo_messaging.rpc import dispatcher
+from oslo_serialization import jsonutils
+
+from cyborg import context as cyborg_context
+from cyborg.objects import base as objects_base
+
+LOG = logging.getLogger(__name__)
+
+# Exceptions from these modules re-raise on the caller's side with their class.
+ALLOWED_EXMODS = ['cyborg.exception']
+
+# Endpoints must opt in with @oslo_messaging.expose, on the wire and locally.
+ACCESS_POLICY = dispatcher.ExplicitRPCAccessPolicy
+
+TRANSPORT = None
+
+_LOCAL_ENDPOINTS = {}
+_LOCAL_ENDPOINTS_LOCK = threading.Lock()
+
+
+def init(conf):
+    """Create this process's RPC transport from ``conf``."""
+    global TRANSPORT
+    oslo_messaging.set_transport_defaults(control_exchange='cyborg')
+    TRANSPORT = get_transport(conf)
+
+
+def cleanup():
+    """Release the transport and forget every local endpoint."""
+    global TRANSPORT
+    if TRANSPORT is not None:
+        TRANSPORT.cleanup()
+    TRANSPORT = None
+    with _LOCAL_ENDPOINTS_LOCK:
+        _LOCAL_ENDPOINTS.clear()
+
+
+def get_transport(conf):
+    """A new RPC transport for ``conf``'s transport_url."""
+    return oslo_messaging.get_rpc_transport(
+        conf, allowed_remote_exmods=ALLOWED_EXMODS)
+
+
+class RequestContextSerializer(oslo_messaging.Serializer):
+    """Sends the RequestContext as a dict and entities through ``base``."""
+
+    def __init__(self, base):
+        self._base = base
+
+    def serialize_entity(self, context, entity):
+        return self._base.serialize_entity(context, entity)
+
+    def deserialize_entity(self, context, entity):
+        return self._base.deserialize_entity(context, entity)
+
+    def serialize_context(self, context):
+        return context.to_dict()
+
+    def deserialize_context(self, context):
+        return cyborg_context.RequestContext.from_dict(context)
+
+
+def get_serializer():
+    """The serializer both ends of every cyborg RPC use."""
+    return RequestContextSerializer(objects_base.CyborgObjectSerializer())
+
+
+def get_server(target, endpoints):
+    """An RPC server (threading executor) for ``endpoints`` on ``target``."""
+    return oslo_messaging.get_rpc_server(
+        _require_transport(), target, endpoints,
+        serializer=get_serializer(), access_policy=ACCESS_POLICY)
+
+
+def get_client(target, version_cap=None):
+    """A client for ``target`` that dispatches locally when it can."""
+    return Client(target, version_cap)
+
+
+def register_local_endpoint(topic, server, endpoint):
+    """Let this process's clients reach ``endpoint`` on (topic, server) directly."""
+    with _LOCAL_ENDPOINTS_LOCK:
+        _LOCAL_ENDPOINTS[(topic, server)] = endpoint
+
+
+def unregister_local_endpoint(topic, server):
+    """Send calls to (topic, server) over the transport again."""
+    with _LOCAL_ENDPOINTS_LOCK:
+        _LOCAL_ENDPOINTS.pop((topic, server), None)
+
+
+def _local_endpoint_for(target):
+    """The endpoint registered for ``target``, or None to use the wire."""
+    if target.fanout:
+        # A fanout reaches every server, including those of other processes.
+        return None
+    with _LOCAL_ENDPOINTS_LOCK:
+        if target.server is not None:
+            return _LOCAL_ENDPOINTS.get((target.topic, target.server))
+        for (topic, _server), endpoint in _LOCAL_ENDPOINTS.items():
+            if topic == target.topic:
+                return endpoint
+    return None
+
+
+def _require_transport():
+    if TRANSPORT is None:
+        raise RuntimeError('cyborg.rpc.init(conf) has not been called')
+    return TRANSPORT
+
+
+class Client:
+    """The subset of oslo_messaging.RPCClient cyborg uses: prepare, call, cast.
+
+    ``prepare`` returns another Client, so call sites read the same as with
+    oslo.messaging: ``client.prepare(version='1.1').call(context, ...)``.
+    """
+
+    def __init__(self, target, version_cap=None, options=None,
+                 messaging_client=None):
+        self.target = target
+        self.version_cap = version_cap
+        self._options = dict(options or {})
+        self._serializer = get_serializer()
+        self._messaging_client = messaging_client
+        self._lock = threading.Lock()
+
+    def prepare(self, **overrides):
+        """A client with some of the target fields or call options changed."""
+        target_fields = {key: overrides.pop(key) for key in list(overrides)
+                         if key in ('exchange', 'topic', 'namespace',
+                                    'version', 'server', 'fanout')}
+        version_cap = overrides.pop('version_cap', self.version_cap)
+        options = dict(self._options, **overrides)
+        return Client(self.target(**target_fields), version_cap, options,
+                      self._messaging_client)
+
+    def can_send_version(self, version):
+        """Whether the version cap allows messages of ``version``."""
+        return (self.version_cap is None or
+                messaging_utils.version_is_compatible(self.version_cap,
+                                                      version))
+
+    def call(self, context, method, **kwargs):
+        """Invoke ``method`` on the target and return its result."""
+        self._check_version_cap()
+        endpoint = _local_endpoint_for(self.target)
+        if endpoint is None:
+            return self._messaging_call_context().call(
+                context, method, **kwargs)
+        return self._dispatch_locally(endpoint, context, method, kwargs)
+
+    def cast(self, context, method, **kwargs):
+        """Invoke ``method`` on the target without waiting for it."""
+        self._check_version_cap()
+        endpoint = _local_endpoint_for(self.target)
+        if endpoint is None:
+            self._messaging_call_context().cast(context, method, **kwargs)
+            return
+        thread = threading.Thread(
+            target=self._cast_locally, name='cyborg-local-cast-%s' % method,
+            args=(endpoint, context, method, kwargs), daemon=True)
+        thread.start()
+
+    def _check_version_cap(self):
+        version = self.target.version
+        if version is not None and not self.can_send_version(version):
+            raise oslo_messaging.RPCVersionCapError(
+                version=version, version_cap=self.version_cap)
+
+    def _messaging_call_context(self):
+        with self._lock:
+            if self._messaging_client is None:
+                self._messaging_client = oslo_messaging.get_rpc_client(
+                    _require_transport(), oslo_messaging.Target(),
+                    serializer=self._serializer)
+        target = self.target
+        return self._messaging_client.prepare(
+            exchange=target.exchange, topic=target.topic,
+            namespace=target.namespace, version=target.version,
+            server=target.server, fanout=target.fanout,
+            version_cap=self.version_cap, **self._options)
+
+    def _cast_locally(self, endpoint, context, method, kwargs):
+        try:
+            self._dispatch_locally(endpoint, context, method, kwargs)
+        except Exception:
+            LOG.exception('Local cast of %s failed', method)
+
+    def _dispatch_locally(self, endpoint, context, method, kwargs):
+        """Run ``method`` on ``endpoint`` as an RPC server would."""
+        serializer = self._serializer
+        # What the server sees went through the serializer and JSON, as on the
+        # wire, so objects arrive as copies and dicts with string keys.
+        server_context = serializer.deserialize_context(
+            _through_json(serializer.serialize_context(context)))
+        server_kwargs = {
+            name: serializer.deserialize_entity(
+                server_context,
+                _through_json(serializer.serialize_entity(context, value)))
+            for name, value in kwargs.items()}
+        try:
+            function = self._endpoint_method(endpoint, method)
+            result = function(server_context, **server_kwargs)
+            primitive = _through_json(
+                serializer.serialize_entity(server_context, result))
+        except Exception:
+            # The wire's own conversion: allowed modules keep their class,
+            # anything else becomes oslo_messaging.RemoteError.
+            failure = messaging_common.serialize_remote_exception(
+                sys.exc_info())
+            raise messaging_common.deserialize_remote_exception(
+                failure, ALLOWED_EXMODS) from None
+        return serializer.deserialize_entity(context, primitive)
+
+    def _endpoint_method(self, endpoint, method):
+        target = getattr(endpoint, 'target', None) or oslo_messaging.Target()
+        version = self.target.version or '1.0'
+        if self.target.namespace not in target.accepted_namespaces:
+            raise dispatcher.UnsupportedVersion(version, method=method)
+        if not messaging_utils.version_is_compatible(
+                target.version or '1.0', version):
+            raise dispatcher.UnsupportedVersion(version, method=method)
+        if not (hasattr(endpoint, method) and
+                ACCESS_POLICY().is_allowed(endpoint, method)):
+            raise dispatcher.NoSuchMethod(method)
+        return getattr(endpoint, method)
+
+
+def _through_json(primitive):
+    return jsonutils.loads(jsonutils.dumps(primitive))

@@ -1,0 +1,108 @@
+"""Start, stop and heartbeat shared by cyborg-conductor and cyborg-agent.
+
+Both run on oslo.service's threading backend: ``launch`` forks the worker
+process(es) through cotyledon, SIGTERM reaches ``RPCService.stop`` there.
+"""
+
+import logging
+import threading
+
+# Importing cyborg.cmd selects oslo.service's threading backend before
+# oslo_service.service below picks its components.
+import cyborg.cmd  # noqa: F401
+import oslo_messaging
+from oslo_log import log
+from oslo_service import loopingcall
+from oslo_service import service
+
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg import rpc
+
+LOG = logging.getLogger(__name__)
+
+
+class RPCService(service.ServiceBase):
+    """Serves ``manager`` on (topic, host) and calls ``heartbeat`` periodically.
+
+    ``heartbeat(context)`` runs right after start and then every [DEFAULT]
+    report_interval seconds; a failing heartbeat is logged and retried at the
+    next interval.
+    """
+
+    def __init__(self, manager, topic, host, heartbeat):
+        self.manager = manager
+        self.topic = topic
+        self.host = host
+        self.heartbeat = heartbeat
+        self._server = None
+        self._heartbeat_loop = None
+        self._stopped = threading.Event()
+
+    def start(self):
+        """Start the RPC server and the heartbeat loop."""
+        self._stopped.clear()
+        target = oslo_messaging.Target(topic=self.topic, server=self.host)
+        self._server = rpc.get_server(target, [self.manager])
+        self._server.start()
+        self._start_heartbeat()
+        LOG.info('%s started on host %s', self.topic, self.host)
+
+    def stop(self, graceful=True):
+        """Stop the heartbeat, then let the RPC server finish its calls."""
+        self._stop_heartbeat()
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
+            self._server = None
+        self._stopped.set()
+        LOG.info('%s on host %s stopped', self.topic, self.host)
+
+    def wait(self):
+        """Block until ``stop`` has finished."""
+        self._stopped.wait()
+
+    def reset(self):
+        """Restart the heartbeat loop so a changed report_interval applies."""
+        if self._heartbeat_loop is not None:
+            self._stop_heartbeat()
+            self._start_heartbeat()
+
+    def _start_heartbeat(self):
+        self._heartbeat_loop = loopingcall.FixedIntervalLoopingCall(
+            self._send_heartbeat)
+        self._heartbeat_loop.start(interval=conf.CONF.report_interval)
+
+    def _stop_heartbeat(self):
+        if self._heartbeat_loop is not None:
+            self._heartbeat_loop.stop()
+            self._heartbeat_loop.wait()
+            self._heartbeat_loop = None
+
+    def _send_heartbeat(self):
+        try:
+            self.heartbeat(cyborg_context.get_admin_context())
+        except Exception as error:
+            # The next interval tries again; a service stays up meanwhile.
+            LOG.warning('Heartbeat of %s on %s failed: %s',
+                        self.topic, self.host, error)
+
+
+def prepare_service(argv):
+    """Parse the command line and config files, set up logging, objects and RPC."""
+    log.register_options(conf.CONF)
+    conf.CONF(argv[1:], project='cyborg')
+    log.setup(conf.CONF, 'cyborg')
+    objects.register_all()
+    rpc.init(conf.CONF)
+
+
+def run(rpc_service, binary, workers=1):
+    """Run ``rpc_service`` until SIGTERM; return the process exit code."""
+    launcher = service.launch(conf.CONF, rpc_service, workers=workers,
+                              restart_method='mutate')
+    exit_code = launcher.wait()
+    rpc.cleanup()
+    LOG.info('%s stopped', binary)
+    return exit_code or 0
