@@ -1,5 +1,6 @@
 """Bases shared by cyborg's versioned objects and the RPC serializer."""
 
+from oslo_utils import uuidutils
 from oslo_versionedobjects import base as ovo_base
 
 
@@ -21,6 +22,98 @@ class CyborgObject(ovo_base.VersionedObject):
         """The set fields as a plain dict."""
         return {name: getattr(self, name) for name in self.fields
                 if self.obj_attr_is_set(name)}
+
+
+class TableObject(CyborgObject):
+    """Base of an object kept in one table through a ``cyborg.db.queries`` module.
+
+    A subclass names its query module (``_queries``, with create,
+    get_by_uuid, update, destroy and the list function named by
+    ``_list_query``) and the fields that are not its own columns
+    (``_derived_fields``). It overrides ``_from_result`` and
+    ``_column_values`` where a field and its column differ.
+    """
+
+    _queries = None
+    _list_query = None
+    _derived_fields = ()
+    # Set by the database, never written from an object.
+    _database_fields = ('id', 'created_at', 'updated_at')
+
+    @classmethod
+    def from_db(cls, context, row, **values):
+        """An object filled from ``row``'s same-named attributes and ``values``."""
+        obj = cls(context)
+        for name in cls.fields:
+            if name in values:
+                setattr(obj, name, values[name])
+            elif hasattr(row, name):
+                setattr(obj, name, getattr(row, name))
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def _from_result(cls, context, result):
+        return cls.from_db(context, result)
+
+    def _column_values(self, changes):
+        skipped = set(self._derived_fields) | set(self._database_fields)
+        return {name: value for name, value in changes.items()
+                if name not in skipped}
+
+    def _refresh_from(self, other):
+        for name in self.fields:
+            if other.obj_attr_is_set(name):
+                setattr(self, name, getattr(other, name))
+        self.obj_reset_changes()
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid):
+        """The object with ``uuid``.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        return cls._from_result(context, cls._queries.get_by_uuid(context, uuid))
+
+    @classmethod
+    def list(cls, context, filters=None, limit=None, marker=None,
+             sort_key='id', sort_dir='asc'):
+        """Objects whose fields equal ``filters``, one page, sorted in SQL.
+
+        A filter value that is a list matches any of its members.
+        ``marker`` is the uuid of the last object of the previous page.
+
+        :raises: cyborg.exception.InvalidParameterValue on an unknown
+            filter, sort key or marker
+        """
+        list_query = getattr(cls._queries, cls._list_query)
+        results = list_query(context, filters=filters, limit=limit,
+                             marker=marker, sort_key=sort_key,
+                             sort_dir=sort_dir)
+        return [cls._from_result(context, result) for result in results]
+
+    def create(self, context):
+        """Insert this object as a new row (uuid generated if unset); reload it."""
+        if 'uuid' in self.fields and not self.obj_attr_is_set('uuid'):
+            self.uuid = uuidutils.generate_uuid()
+        values = self._column_values(self.obj_get_changes())
+        self._refresh_from(
+            self._from_result(context, self._queries.create(context, values)))
+
+    def save(self, context):
+        """Write the changed fields to the row; reload it."""
+        values = self._column_values(self.obj_get_changes())
+        if values:
+            result = self._queries.update(context, self.uuid, values)
+            self._refresh_from(self._from_result(context, result))
+        self.obj_reset_changes()
+
+    def destroy(self, context):
+        """Delete the row (the database removes or detaches dependent rows).
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        self._queries.destroy(context, self.uuid)
 
 
 class CyborgObjectSerializer(ovo_base.VersionedObjectSerializer):

@@ -12,3 +12,70 @@ ListOfObjectsField = fields.ListOfObjectsField
 ObjectField = fields.ObjectField
 StringField = fields.StringField
 UUIDField = fields.UUIDField
+DictOfNullableStringsField = fields.DictOfNullableStringsField
+EnumField = fields.EnumField
+
+
+class DeviceType(fields.Enum):
+    """Kinds of accelerator a device may be."""
+
+    ALL = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD')
+
+    def __init__(self):
+        super().__init__(valid_values=self.ALL)
+
+
+class DeviceTypeField(fields.BaseEnumField):
+    AUTO_TYPE = DeviceType()
+
+
+class DeviceStatus(fields.Enum):
+    """Whether a device's accelerators may be allocated."""
+
+    ENABLED = 'enabled'
+    MAINTAINING = 'maintaining'
+    ALL = (ENABLED, MAINTAINING)
+
+    def __init__(self):
+        super().__init__(valid_values=self.ALL)
+
+
+class DeviceStatusField(fields.BaseEnumField):
+    AUTO_TYPE = DeviceStatus()
+
+
+class AttachHandleType(fields.Enum):
+    """How Nova attaches a handle: PCI function, mediated device, or fake PCI."""
+
+    PCI = 'PCI'
+    MDEV = 'MDEV'
+    TEST_PCI = 'TEST_PCI'
+    ALL = (PCI, MDEV, TEST_PCI)
+
+    def __init__(self):
+        super().__init__(valid_values=self.ALL)
+
+
+class AttachHandleTypeField(fields.BaseEnumField):
+    AUTO_TYPE = AttachHandleType()
+
+
+class ARQState(fields.Enum):
+    """States of an accelerator request (see the bind/unbind state table)."""
+
+    INITIAL = 'Initial'
+    BIND_STARTED = 'BindStarted'
+    BOUND = 'Bound'
+    BIND_FAILED = 'BindFailed'
+    UNBOUND = 'Unbound'
+    UNBIND_FAILED = 'UnbindFailed'
+    DELETING = 'Deleting'
+    ALL = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND, UNBIND_FAILED,
+           DELETING)
+
+    def __init__(self):
+        super().__init__(valid_values=self.ALL)
+
+
+class ARQStateField(fields.BaseEnumField):
+    AUTO_TYPE = ARQState()

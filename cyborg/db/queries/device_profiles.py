@@ -1,0 +1,68 @@
+"""Queries of the device_profiles table: named requests for accelerators."""
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exception
+
+from cyborg import exception
+from cyborg.db import api as db_api
+from cyborg.db import models
+from cyborg.db.queries import rows
+
+DeviceProfile = models.DeviceProfile
+COLUMNS = {name: getattr(DeviceProfile, name)
+           for name in DeviceProfile.__table__.columns.keys()}
+
+
+@db_api.writer
+def create(context, values):
+    """Insert a device profile row and return it.
+
+    :raises: cyborg.exception.DuplicateName when the name is taken
+    """
+    try:
+        return rows.create(context, DeviceProfile, values)
+    except db_exception.DBDuplicateEntry as error:
+        if 'name' in (error.columns or ()) or not error.columns:
+            raise exception.DuplicateName(resource='DeviceProfile',
+                                          name=values.get('name'))
+        raise exception.Conflict(
+            'Device profile with uuid %s already exists.' % values.get('uuid'))
+
+
+@db_api.reader
+def get_by_uuid(context, uuid):
+    """The device profile with ``uuid``.
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    return rows.get_by(context, DeviceProfile, 'uuid', uuid)
+
+
+@db_api.reader
+def get_by_name(context, name):
+    """The device profile called ``name``.
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    return rows.get_by(context, DeviceProfile, 'name', name)
+
+
+@db_api.reader
+def list_device_profiles(context, filters=None, limit=None, marker=None,
+                         sort_key='id', sort_dir='asc'):
+    """Device profiles matching ``filters`` (column name to value), in one query."""
+    query = rows.page(context, DeviceProfile, sa.select(DeviceProfile),
+                      COLUMNS, filters, limit, marker, sort_key, sort_dir)
+    return context.session.scalars(query).all()
+
+
+@db_api.writer
+def update(context, uuid, values):
+    """Change columns of the device profile with ``uuid``; return the row."""
+    return rows.update(context, DeviceProfile, uuid, values)
+
+
+@db_api.writer
+def destroy(context, uuid):
+    """Delete the device profile with ``uuid``."""
+    rows.destroy(context, DeviceProfile, uuid)

@@ -1,0 +1,55 @@
+"""Deployable: an assignable part of a device, with its attributes."""
+
+from cyborg.db.queries import deployables as deployable_queries
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class Deployable(base.TableObject):
+    """A node of a device's deployable tree; one Placement RP when it has accelerators.
+
+    ``attributes_list`` is read-only here: the deployable's attributes as
+    ``[{key: value}, ...]`` in creation order, loaded with it. Change them
+    through ``Attribute``.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _queries = deployable_queries
+    _list_query = 'list_deployables'
+    _derived_fields = ('attributes_list',)
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'parent_id': fields.IntegerField(nullable=True),
+        'root_id': fields.IntegerField(nullable=True),
+        'name': fields.StringField(),
+        'num_accelerators': fields.IntegerField(default=0),
+        'device_id': fields.IntegerField(),
+        'driver_name': fields.StringField(nullable=True),
+        'rp_uuid': fields.UUIDField(nullable=True),
+        'bitstream_id': fields.StringField(nullable=True),
+        'attributes_list': fields.ListOfDictOfNullableStringsField(),
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    @classmethod
+    def _from_result(cls, context, result):
+        deployable, attributes = result
+        return cls.from_db(
+            context, deployable,
+            attributes_list=[{attribute.key: attribute.value}
+                             for attribute in attributes])
+
+    @classmethod
+    def get_by_id(cls, context, deployable_id):
+        """The deployable with the internal ``deployable_id``.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        return cls._from_result(
+            context, deployable_queries.get_by_id(context, deployable_id))

@@ -1,0 +1,42 @@
+"""Device: one accelerator card on one host (the devices table)."""
+
+from cyborg.db.queries import devices as device_queries
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class Device(base.TableObject):
+    """An accelerator card: its kind, vendor, model, host and status."""
+
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _queries = device_queries
+    _list_query = 'list_devices'
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'type': fields.DeviceTypeField(),
+        'vendor': fields.StringField(),
+        'model': fields.StringField(),
+        # JSON text, passed through to the API as a string.
+        'std_board_info': fields.StringField(nullable=True),
+        'vendor_board_info': fields.StringField(nullable=True),
+        'hostname': fields.StringField(),
+        'status': fields.DeviceStatusField(
+            default=fields.DeviceStatus.ENABLED),
+        'status_reason': fields.StringField(nullable=True),
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    @classmethod
+    def get_by_id(cls, context, device_id):
+        """The device with the internal ``device_id``.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        return cls._from_result(context,
+                                device_queries.get_by_id(context, device_id))

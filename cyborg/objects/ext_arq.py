@@ -1,0 +1,56 @@
+"""ExtARQ: an accelerator request with its profile name and attach handle."""
+
+from oslo_serialization import jsonutils
+
+from cyborg.db.queries import arqs as arq_queries
+from cyborg.objects import base
+from cyborg.objects import fields
+
+
+@base.CyborgObjectRegistry.register
+class ExtARQ(base.TableObject):
+    """One accelerator for one instance (a row of extended_accelerator_requests).
+
+    ``device_profile_name`` and the ``attach_handle_*`` fields come from the
+    profile and the attach handle, joined in the same query; they are
+    read-only here. An unbound ARQ has ``attach_handle_type`` and
+    ``attach_handle_uuid`` None and ``attach_handle_info`` empty.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    _queries = arq_queries
+    _list_query = 'list_arqs'
+    _derived_fields = ('device_profile_name', 'attach_handle_type',
+                       'attach_handle_uuid', 'attach_handle_info')
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'state': fields.ARQStateField(default=fields.ARQState.INITIAL),
+        'device_profile_id': fields.IntegerField(),
+        'device_profile_name': fields.StringField(),
+        'device_profile_group_id': fields.IntegerField(),
+        'hostname': fields.StringField(nullable=True),
+        'device_rp_uuid': fields.UUIDField(nullable=True),
+        'instance_uuid': fields.UUIDField(nullable=True),
+        'project_id': fields.StringField(nullable=True),
+        'attach_handle_id': fields.IntegerField(nullable=True),
+        'deployable_id': fields.IntegerField(nullable=True),
+        'attach_handle_type': fields.AttachHandleTypeField(nullable=True),
+        'attach_handle_uuid': fields.UUIDField(nullable=True),
+        'attach_handle_info': fields.DictOfNullableStringsField(),
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    @classmethod
+    def _from_result(cls, context, result):
+        info = result.attach_handle_info
+        return cls.from_db(
+            context, result.AcceleratorRequest,
+            device_profile_name=result.device_profile_name,
+            attach_handle_type=result.attach_handle_type,
+            attach_handle_uuid=result.attach_handle_uuid,
+            attach_handle_info=jsonutils.loads(info) if info else {})
