@@ -129,20 +129,21 @@ def _after_marker(context, model, query, sort_column, sort_dir, nullable,
         raise exception.InvalidParameterValue(
             err='Marker %s was not found' % marker)
     marker_value, marker_id = found
-    if sort_dir == 'asc':
-        value_after, id_after = sort_column > marker_value, model.id > marker_id
-    else:
-        value_after, id_after = sort_column < marker_value, model.id < marker_id
+    ascending = sort_dir == 'asc'
+    id_after = model.id > marker_id if ascending else model.id < marker_id
     if sort_column is model.id:
         return id_after
     if marker_value is None:
-        same_value = sort_column.is_(None)
+        same_value = sa.and_(sort_column.is_(None), id_after)
         # Ascending puts NULLs first: every non-NULL row follows the marker.
-        if sort_dir == 'asc':
-            return sa.or_(sa.and_(same_value, id_after), sort_column.isnot(None))
-        return sa.and_(same_value, id_after)
-    conditions = [value_after, sa.and_(sort_column == marker_value, id_after)]
-    if nullable and sort_dir == 'desc':
+        if ascending:
+            return sa.or_(same_value, sort_column.is_not(None))
+        return same_value
+    value_after = (sort_column > marker_value if ascending
+                   else sort_column < marker_value)
+    conditions = [value_after,
+                  sa.and_(sort_column == marker_value, id_after)]
+    if nullable and not ascending:
         # Descending puts NULLs last: they all follow a non-NULL marker.
         conditions.append(sort_column.is_(None))
     return sa.or_(*conditions)

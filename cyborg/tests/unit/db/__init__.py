@@ -1,0 +1,1 @@
+"""Tests: unit/db (query helpers) and builders of database records."""
