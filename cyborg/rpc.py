@@ -10,9 +10,6 @@ import logging
 import sys
 import threading
 
-# Importing cyborg.cmd selects oslo.service's threading backend; it must run
-# before oslo_messaging, whose server module imports oslo.service.
-import cyborg.cmd  # noqa: F401
 import oslo_messaging
 from oslo_messaging._drivers import common as messaging_common
 from oslo_messaging import _utils as messaging_utils

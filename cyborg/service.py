@@ -7,11 +7,9 @@ process(es) through cotyledon, SIGTERM reaches ``RPCService.stop`` there.
 import logging
 import threading
 
-# Importing cyborg.cmd selects oslo.service's threading backend before
-# oslo_service.service below picks its components.
-import cyborg.cmd  # noqa: F401
 import oslo_messaging
 from oslo_log import log
+from oslo_service import backend
 from oslo_service import loopingcall
 from oslo_service import service
 
@@ -21,6 +19,12 @@ from cyborg import objects
 from cyborg import rpc
 
 LOG = logging.getLogger(__name__)
+
+if backend.get_backend_type() is not backend.BackendType.THREADING:
+    # Without eventlet's monkey patching its loops and servers never run.
+    raise ImportError('cyborg services need oslo.service\'s threading backend '
+                      'but %s was selected before cyborg was imported'
+                      % backend.get_backend_type())
 
 
 class RPCService(service.ServiceBase):
