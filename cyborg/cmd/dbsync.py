@@ -5,6 +5,7 @@ migrations up to ``R`` (default ``head``); ``cyborg-dbsync version`` prints
 the current revision, or ``None`` for an empty database.
 """
 
+import logging
 import sys
 
 from oslo_config import cfg
@@ -27,6 +28,8 @@ def upgrade():
 
 def version():
     """Print the configured database's revision, or None."""
+    # Keep standard output to the one answer; alembic chats at INFO.
+    logging.getLogger('alembic').setLevel(logging.WARNING)
     print(migration.current_revision())
 
 

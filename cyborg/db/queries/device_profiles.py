@@ -22,11 +22,15 @@ def create(context, values):
     try:
         return rows.create(context, DeviceProfile, values)
     except db_exception.DBDuplicateEntry as error:
-        if 'name' in (error.columns or ()) or not error.columns:
+        # oslo.db derives column names from constraint names: on PostgreSQL
+        # "device_profiles_name_key" comes back as "profiles_name".
+        columns = error.columns or []
+        if any(column == 'name' or column.endswith('_name')
+               for column in columns):
             raise exception.DuplicateName(resource='DeviceProfile',
                                           name=values.get('name'))
         raise exception.Conflict(
-            'Device profile with uuid %s already exists.' % values.get('uuid'))
+            'A device profile with uuid %s already exists.' % values.get('uuid'))
 
 
 @db_api.reader
