@@ -1,5 +1,6 @@
 """cyborg-agent: loads the accelerator drivers and serves this host's topic."""
 
+import logging
 import sys
 
 from cyborg import conf
@@ -7,11 +8,18 @@ from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
 
+LOG = logging.getLogger(__name__)
+
 
 def main():
     """Run the agent until SIGTERM."""
     service.prepare_service(sys.argv)
-    agent = manager.AgentManager(conf.CONF.host)
+    try:
+        agent = manager.AgentManager(conf.CONF.host)
+    except (manager.UnknownDriver, manager.DriverLoadFailed) as error:
+        # A configuration mistake: say what is wrong, without a traceback.
+        LOG.error('cyborg-agent cannot start: %s', error)
+        return 1
     rpc_service = service.RPCService(agent, rpcapi.TOPIC, conf.CONF.host,
                                      heartbeat=agent.heartbeat)
     return service.run(rpc_service, manager.BINARY)
