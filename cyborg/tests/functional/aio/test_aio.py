@@ -1,0 +1,146 @@
+"""cyborg-aio as a real process: it comes up with Placement, conductor, agent
+and API, and a SIGINT stops all of it cleanly.
+"""
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+
+import fixtures
+import requests
+from testtools import content
+
+from cyborg.tests import base
+
+START_TIMEOUT = 60
+STOP_TIMEOUT = 10
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+class TestAllInOne(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.state_dir = os.path.join(self.directory, 'state')
+        self.api_port = free_port()
+        self.placement_port = free_port()
+        self.host = 'aio-%s' % uuid.uuid4().hex[:8]
+        self.config_path = os.path.join(self.directory, 'aio.conf')
+        with open(self.config_path, 'w') as config_file:
+            config_file.write(
+                '[DEFAULT]\nhost = %s\n'
+                '[api]\nport = %d\n'
+                '[aio]\nplacement_port = %d\n'
+                % (self.host, self.api_port, self.placement_port))
+        self.log_path = os.path.join(self.directory, 'aio.log')
+        self.addDetail('cyborg-aio-log', content.content_from_file(
+            self.log_path, buffer_now=False))
+        self.process = None
+
+    def _start(self):
+        script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')
+        # The state dir comes from the environment, the ports from the file.
+        environment = dict(os.environ, CYBORG_AIO_STATE_DIR=self.state_dir)
+        with open(self.log_path, 'wb') as log_file:
+            self.process = subprocess.Popen(
+                [script, '--config-file', self.config_path],
+                stdin=subprocess.DEVNULL, stdout=log_file,
+                stderr=subprocess.STDOUT, cwd=self.directory,
+                env=environment, start_new_session=True)
+        self.addCleanup(self._kill)
+
+    def _kill(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def _wait_for(self, what, probe):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.fail('cyborg-aio exited with %s while waiting for %s'
+                          % (self.process.returncode, what))
+            result = probe()
+            if result:
+                return result
+            time.sleep(0.2)
+        self.fail('no %s after %d s' % (what, START_TIMEOUT))
+
+    def _api_version(self):
+        try:
+            response = requests.get(
+                'http://127.0.0.1:%d/v2' % self.api_port, timeout=5)
+        except requests.ConnectionError:
+            return None
+        return response if response.status_code == 200 else None
+
+    def _services(self):
+        database = os.path.join(self.state_dir, 'cyborg.sqlite')
+        connection = sqlite3.connect(database)
+        try:
+            rows = connection.execute(
+                'SELECT binary, report_count FROM services '
+                'WHERE host = ?', (self.host,)).fetchall()
+        finally:
+            connection.close()
+        return {binary: count for binary, count in rows}
+
+    def _both_heartbeats(self):
+        services = self._services()
+        return services if len(services) == 2 else None
+
+    def _placement(self, path, **headers):
+        return requests.get(
+            'http://127.0.0.1:%d%s' % (self.placement_port, path),
+            headers=dict(headers, **{'X-Auth-Token': 'admin'}), timeout=5)
+
+    def test_comes_up_and_stops_on_sigint(self):
+        self._start()
+
+        version = self._wait_for('answer from GET /v2',
+                                 self._api_version).json()
+        self.assertEqual('v2.0', version['id'])
+        self.assertEqual('CURRENT', version['status'])
+        self.assertEqual('2.0', version['min_version'])
+
+        services = self._wait_for('heartbeats of conductor and agent',
+                                  self._both_heartbeats)
+        self.assertEqual({'cyborg-conductor', 'cyborg-agent'}, set(services))
+        self.assertTrue(all(count >= 1 for count in services.values()))
+
+        root = self._placement('/')
+        self.assertEqual(200, root.status_code)
+        self.assertEqual('1.39', root.json()['versions'][0]['max_version'])
+        providers = self._placement(
+            '/resource_providers?name=%s' % self.host,
+            **{'OpenStack-API-Version': 'placement 1.39'})
+        self.assertEqual(200, providers.status_code, providers.text)
+        self.assertEqual(
+            [self.host],
+            [rp['name'] for rp in providers.json()['resource_providers']])
+        self.assertTrue(os.path.exists(
+            os.path.join(self.state_dir, 'placement.sqlite')))
+
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        try:
+            exit_code = self.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.fail('cyborg-aio still running %d s after SIGINT'
+                      % STOP_TIMEOUT)
+        self.assertEqual(0, exit_code)
+        self.assertLess(time.monotonic() - started, STOP_TIMEOUT)
+        with open(self.log_path, encoding='utf-8', errors='replace') as log:
+            self.assertIn('cyborg all-in-one stopped', log.read())
