@@ -17,7 +17,8 @@ def check_database_schema(engine=None):
     """Whether the database schema is at this code's head revision."""
     try:
         if engine is None:
-            db_api.configure(conf.CONF)
+            if not db_api.main_context_manager.is_started:
+                db_api.configure(conf.CONF)
             engine = db_api.get_engine()
         current = migration.current_revision(engine)
     except Exception as error:

@@ -120,3 +120,11 @@ class DatabaseSchemaCheckTest(base.TestCase):
 
         self.assertEqual(upgradecheck.Code.FAILURE, result.code)
         self.assertIn('[database] connection', result.details)
+
+    def test_default_engine_is_the_configured_database(self):
+        # The fixture stands in for [database] connection here.
+        migration.upgrade(engine=self.database.engine)
+
+        result = status.check_database_schema()
+
+        self.assertEqual(upgradecheck.Code.SUCCESS, result.code)

@@ -41,6 +41,7 @@ class ListStatementCountTest(base.TestCase):
         self.profile = records.make_device_profile(self.context)
         self.tree = records.DeviceTree(self.context, handles=50)
         self.free_handles = list(self.tree.attach_handles)
+        records.make_arq(self.context, self.profile)
 
     def _add_rows(self, count):
         """Add ``count`` rows to every table the objects list."""
@@ -64,12 +65,13 @@ class ListStatementCountTest(base.TestCase):
         for cls in (objects.Device, objects.Deployable, objects.Attribute,
                     objects.ControlpathID, objects.AttachHandle,
                     objects.DeviceProfile, objects.ExtARQ):
-            first = cls.list(self.context, limit=1)[0]
+            # Page after the first row, so every page holds rows.
+            first = cls.list(self.context, limit=1, sort_key='created_at')[0]
             with counting_statements(self.database.engine) as plain:
                 listed = cls.list(self.context)
             with counting_statements(self.database.engine) as paged:
-                cls.list(self.context, marker=first.uuid, sort_key='uuid',
-                         sort_dir='desc', limit=100)
+                cls.list(self.context, marker=first.uuid,
+                         sort_key='created_at', limit=100)
             counts[cls.obj_name()] = (len(listed), len(plain), len(paged))
         return counts
 

@@ -1,0 +1,1 @@
+"""Alembic revisions, loaded by file path; a package only so wheels include it."""
