@@ -77,19 +77,21 @@ class TableObject(CyborgObject):
 
     @classmethod
     def list(cls, context, filters=None, limit=None, marker=None,
-             sort_key='id', sort_dir='asc'):
+             sort_key=None, sort_dir=None):
         """Objects whose fields equal ``filters``, one page, sorted in SQL.
 
         A filter value that is a list matches any of its members.
-        ``marker`` is the uuid of the last object of the previous page.
+        ``marker`` is the uuid of the last object of the previous page;
+        the order is ``sort_key`` (default ``id``) then ``id``, ascending
+        unless ``sort_dir`` is ``desc``.
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker
         """
         list_query = getattr(cls._queries, cls._list_query)
         results = list_query(context, filters=filters, limit=limit,
-                             marker=marker, sort_key=sort_key,
-                             sort_dir=sort_dir)
+                             marker=marker, sort_key=sort_key or 'id',
+                             sort_dir=sort_dir or 'asc')
         return [cls._from_result(context, result) for result in results]
 
     def create(self, context):
