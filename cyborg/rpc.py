@@ -31,6 +31,7 @@ TRANSPORT = None
 
 _LOCAL_ENDPOINTS = {}
 _LOCAL_ENDPOINTS_LOCK = threading.Lock()
+_MESSAGING_CLIENTS_LOCK = threading.Lock()
 
 
 def init(conf):
@@ -129,16 +130,18 @@ class Client:
 
     ``prepare`` returns another Client, so call sites read the same as with
     oslo.messaging: ``client.prepare(version='1.1').call(context, ...)``.
+    A local call runs in the caller's thread: ``timeout`` and ``retry``
+    apply to the transport only.
     """
 
-    def __init__(self, target, version_cap=None, options=None,
-                 messaging_client=None):
+    def __init__(self, target, version_cap=None, options=None, shared=None):
         self.target = target
         self.version_cap = version_cap
         self._options = dict(options or {})
         self._serializer = get_serializer()
-        self._messaging_client = messaging_client
-        self._lock = threading.Lock()
+        # One oslo.messaging client for this client and those it prepares,
+        # rebuilt when rpc.init has made a new transport.
+        self._shared = shared if shared is not None else {}
 
     def prepare(self, **overrides):
         """A client with some of the target fields or call options changed."""
@@ -148,7 +151,7 @@ class Client:
         version_cap = overrides.pop('version_cap', self.version_cap)
         options = dict(self._options, **overrides)
         return Client(self.target(**target_fields), version_cap, options,
-                      self._messaging_client)
+                      self._shared)
 
     def can_send_version(self, version):
         """Whether the version cap allows messages of ``version``."""
@@ -184,13 +187,16 @@ class Client:
                 version=version, version_cap=self.version_cap)
 
     def _messaging_call_context(self):
-        with self._lock:
-            if self._messaging_client is None:
-                self._messaging_client = oslo_messaging.get_rpc_client(
-                    _require_transport(), oslo_messaging.Target(),
+        transport = _require_transport()
+        with _MESSAGING_CLIENTS_LOCK:
+            if self._shared.get('transport') is not transport:
+                self._shared['client'] = oslo_messaging.get_rpc_client(
+                    transport, oslo_messaging.Target(),
                     serializer=self._serializer)
+                self._shared['transport'] = transport
+            messaging_client = self._shared['client']
         target = self.target
-        return self._messaging_client.prepare(
+        return messaging_client.prepare(
             exchange=target.exchange, topic=target.topic,
             namespace=target.namespace, version=target.version,
             server=target.server, fanout=target.fanout,

@@ -117,7 +117,8 @@ class TestLocalDispatchMatchesWire(base.TestCase):
             lambda: self.client.call(self.context, 'echo', value=1,
                                      service=sent))
 
-        for result, received in zip((wire, local), self.endpoint.received):
+        for result, received in zip((wire, local), self.endpoint.received,
+                                    strict=True):
             self.assertIsInstance(received, objects.Service)
             self.assertIsNot(sent, received)
             self.assertEqual(sent.as_dict(), received.as_dict())
@@ -236,3 +237,4 @@ class TestLocalDispatch(base.TestCase):
         rpc.cleanup()
         self.assertIsNone(rpc._local_endpoint_for(
             oslo_messaging.Target(topic=TOPIC, server=HOST)))
+

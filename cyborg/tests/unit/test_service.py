@@ -82,7 +82,7 @@ class TestRPCService(base.TestCase):
 
         self.assertTrue(wait_for(lambda: heartbeats.count() >= 3, timeout=4))
         gaps = [later - earlier for earlier, later
-                in zip(heartbeats.times, heartbeats.times[1:])]
+                in zip(heartbeats.times, heartbeats.times[1:], strict=False)]
         for gap in gaps[:2]:
             self.assertGreater(gap, 0.8)
             self.assertLess(gap, 1.5)

@@ -1,8 +1,8 @@
 """cyborg-api, -conductor and -agent as separate processes over RabbitMQ and MariaDB."""
 
+import http.client
 import importlib.util
 import time
-import urllib.request
 import uuid
 
 import fixtures
@@ -109,14 +109,19 @@ class TestServiceProcesses(base.TestCase):
             self.assertIn('stopped', log, process.script)
 
     def _assert_api_answers(self, port):
-        url = 'http://127.0.0.1:%d/v2' % port
         deadline = time.monotonic() + START_TIMEOUT
         while True:
+            connection = http.client.HTTPConnection('127.0.0.1', port,
+                                                    timeout=5)
             try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    self.assertEqual(200, response.status)
-                    return
+                connection.request('GET', '/v2')
+                status = connection.getresponse().status
+                break
             except OSError:
+                # Not listening yet.
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
+            finally:
+                connection.close()
+        self.assertEqual(200, status)
