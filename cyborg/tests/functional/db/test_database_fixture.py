@@ -44,6 +44,20 @@ class BackendAvailableTest(base.TestCase):
                       str(error))
         self.assertNotIn('secret', str(error))
 
+    def test_a_test_using_an_unreachable_backend_is_skipped_not_failed(self):
+        self.useFixture(fixtures.EnvironmentVariable('CI'))
+
+        class UsesMySQL(testtools.TestCase):
+            def test_something(self):
+                self.useFixture(database.Database('mysql'))
+
+        result = testtools.TestResult()
+        UsesMySQL('test_something').run(result)
+
+        self.assertEqual([], result.errors + result.failures)
+        self.assertEqual(1, sum(len(tests)
+                                for tests in result.skip_reasons.values()))
+
     def test_unknown_backend_is_an_error(self):
         self.assertRaises(ValueError, database.backend_available, 'oracle')
 
