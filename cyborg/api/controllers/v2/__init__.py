@@ -1,1 +1,27 @@
-"""cyborg.api.controllers.v2."""
+"""The v2 route table: GET /v2 and one attribute per resource collection.
+
+Each collection's controller lives in ``controllers/v2/<collection>.py``.
+"""
+
+import pecan
+
+from cyborg.api.controllers import versions
+
+
+class V2Controller:
+    """Routes /v2/<collection> to the controller of that collection."""
+
+    # Resource collections, one attribute each, are added here by their own
+    # issues: devices, deployables, attributes, device_profiles and
+    # accelerator_requests. Until then their URLs answer 404.
+
+    @pecan.expose(generic=True, template='json')
+    def index(self):
+        """Any method but GET: 405."""
+        pecan.abort(405)
+
+    @index.when(method='HEAD', template='json')
+    @index.when(method='GET', template='json')
+    def index_get(self):
+        """The version document of v2."""
+        return versions.v2_document()

@@ -1,0 +1,87 @@
+"""The WSGI application of cyborg-api: middleware around the Pecan app.
+
+``setup_app`` is what cyborg-api, the WSGI entry point (``cyborg.wsgi.api``)
+and the all-in-one serve.
+"""
+
+import pecan
+from oslo_middleware import cors
+from oslo_middleware import healthcheck
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+
+from cyborg.api import auth
+from cyborg.api.controllers import root
+from cyborg.api import hooks
+from cyborg import conf as cyborg_conf
+
+
+class UnversionedPaths:
+    """Serves /<x>... as /v2/<x>... when <x> is neither empty nor ``v2``."""
+
+    def __init__(self, application):
+        self._application = application
+
+    def __call__(self, environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        first_segment = path.lstrip('/').split('/', 1)[0]
+        if first_segment and first_segment != 'v2':
+            environ['PATH_INFO'] = '/v2/' + path.lstrip('/')
+        return self._application(environ, start_response)
+
+
+class Healthcheck:
+    """Answers /healthcheck with oslo.middleware's healthcheck app."""
+
+    PATH = '/healthcheck'
+
+    def __init__(self, application, conf):
+        self._application = application
+        # oslo.middleware's healthcheck answers every path it is given.
+        self._healthcheck = healthcheck.Healthcheck(None, conf)
+
+    def __call__(self, environ, start_response):
+        if environ.get('PATH_INFO', '') == self.PATH:
+            return self._healthcheck(environ, start_response)
+        return self._application(environ, start_response)
+
+
+def setup_pecan_app():
+    """The Pecan application with cyborg's hooks, without any middleware."""
+    return pecan.make_app(
+        root.RootController(),
+        hooks=hooks.all_hooks(),
+        # /v2 and /v2/ are the same resource: no redirect to a canonical one.
+        force_canonical=False,
+        guess_content_type_from_ext=False,
+        debug=False)
+
+
+def setup_app(conf=None):
+    """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF)."""
+    conf = cyborg_conf.CONF if conf is None else conf
+    application = UnversionedPaths(setup_pecan_app())
+
+    # Built from the inside out; a request goes through them in this order:
+    # 1. request_id: every response, errors and 401s included, carries
+    #    X-OpenStack-Request-ID, and every log line of the request its id.
+    # 2. healthcheck: /healthcheck answers before (and without) auth.
+    # 3. HTTPProxyToWSGI ([api] enable_proxy_headers_parsing): the scheme,
+    #    host and prefix of a proxy replace the request's, so links built
+    #    from the request (cyborg.api.links) point at the proxy.
+    # 4. CORS: preflight requests carry no token, so CORS comes before auth.
+    # 5. auth: keystonemiddleware (GET /, /v2 and /v2/ pass without a token)
+    #    or noauth, which makes every caller an admin with a service token.
+    # 6. unversioned paths are rewritten to /v2 paths, then Pecan and its
+    #    hooks (context, microversion, conductor, errors) serve the request.
+    if conf.auth_strategy == 'noauth':
+        application = auth.NoAuth(application)
+    else:
+        application = auth.KeystoneAuth(application, conf)
+    application = cors.CORS(application, conf)
+    if conf.api.enable_proxy_headers_parsing:
+        application = http_proxy_to_wsgi.HTTPProxyToWSGI(
+            application, {'enable_proxy_headers_parsing': True})
+    application = Healthcheck(application, conf)
+    application = request_id.RequestId(application)
+    return application

@@ -1,0 +1,177 @@
+"""Pecan hooks: the request context, the conductor client, the negotiated
+microversion, and the one place where errors become Cyborg's error body.
+"""
+
+import json
+import logging
+import threading
+
+import webob
+import webob.exc
+from oslo_middleware import request_id as request_id_middleware
+from pecan import hooks
+
+from cyborg.api import microversions
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import policies
+
+LOG = logging.getLogger(__name__)
+
+GENERIC_SERVER_ERROR = ('An unexpected error prevented the server from '
+                        'completing the request.')
+
+
+def error_response(status, message):
+    """A response with Cyborg's error body: ``error_message`` holds JSON text."""
+    fault = {
+        'faultcode': 'Client' if status < 500 else 'Server',
+        'faultstring': message,
+        'debuginfo': None,
+    }
+    response = webob.Response(status=status, content_type='application/json',
+                              charset='UTF-8')
+    response.text = json.dumps({'error_message': json.dumps(fault)})
+    return response
+
+
+def has_service_token(environ):
+    """Whether keystonemiddleware confirmed a service token with an allowed role."""
+    if environ.get('HTTP_X_SERVICE_IDENTITY_STATUS') != 'Confirmed':
+        return False
+    roles = environ.get('HTTP_X_SERVICE_ROLES') or ''
+    token_roles = {role.strip() for role in roles.split(',') if role.strip()}
+    allowed = set(conf.CONF.keystone_authtoken.service_token_roles)
+    return bool(token_roles & allowed)
+
+
+def is_versioned_path(path):
+    """Whether ``path`` (relative to the mount point) is a /v2 request."""
+    return path == '/v2' or path.startswith('/v2/')
+
+
+class ContextHook(hooks.PecanHook):
+    """Puts a cyborg RequestContext on ``pecan.request.context``.
+
+    It runs first, before routing, so that every log line of the request
+    (errors included) carries this request's id.
+    """
+
+    priority = 10
+
+    def on_route(self, state):
+        environ = state.request.environ
+        context = cyborg_context.RequestContext.from_environ(environ)
+        context.is_admin = policies.check_is_admin(context)
+        # Read by the ARQ controller: bind, unbind and some deletes need it.
+        context.has_service_token = has_service_token(environ)
+        state.request.context = context
+
+
+class ConductorHook(hooks.PecanHook):
+    """Puts the conductor's RPC client on ``pecan.request.conductor``."""
+
+    priority = 30
+
+    def __init__(self):
+        super().__init__()
+        self._conductor = None
+        self._lock = threading.Lock()
+
+    def before(self, state):
+        state.request.conductor = self._conductor_api()
+
+    def _conductor_api(self):
+        with self._lock:
+            if self._conductor is None:
+                # Imported on first use: the API package must import, and
+                # serve its version documents, without the conductor.
+                from cyborg.conductor import rpcapi
+                self._conductor = rpcapi.ConductorAPI()
+            return self._conductor
+
+
+class MicroversionHook(hooks.PecanHook):
+    """Negotiates ``pecan.request.version`` and adds the version headers.
+
+    Only /v2 requests are versioned; the headers go on every /v2 response,
+    errors included (a 406 gets the minimum and maximum only).
+    """
+
+    priority = 20
+
+    def on_route(self, state):
+        request = state.request
+        if not is_versioned_path(request.path_info):
+            return
+        request.version = microversions.parse(
+            request.headers.get(microversions.HEADER))
+
+    def after(self, state):
+        request = state.request
+        if not is_versioned_path(request.path_info):
+            return
+        response = state.response
+        headers = microversions.response_headers(
+            getattr(request, 'version', None))
+        vary = headers.pop('Vary')
+        for name, value in headers.items():
+            response.headers[name] = value
+        existing = response.headers.get('Vary')
+        response.headers['Vary'] = '%s, %s' % (existing, vary) if existing \
+            else vary
+
+
+class ErrorHook(hooks.PecanHook):
+    """Turns any error into Cyborg's error body and logs it once."""
+
+    priority = 40
+
+    def on_error(self, state, error):
+        request = state.request
+        if isinstance(error, exception.CyborgException):
+            status = int(error.code)
+            message = str(error)
+        elif isinstance(error, webob.exc.HTTPException):
+            status = error.status_int
+            if status < 400:
+                # Redirects and the like are responses, not errors.
+                return None
+            message = _http_error_message(error, request)
+        else:
+            status = 500
+            message = GENERIC_SERVER_ERROR
+        _log_error(request, status, message, error)
+        return error_response(status, message)
+
+
+def _http_error_message(error, request):
+    if isinstance(error, webob.exc.HTTPMethodNotAllowed):
+        return 'The method %s is not allowed for %s.' % (request.method,
+                                                          request.path)
+    return error.detail or error.explanation or error.title
+
+
+def _log_error(request, status, message, error):
+    values = {
+        'method': request.method,
+        'path': request.path,
+        'status': status,
+        'message': message,
+        'request_id': request.environ.get(
+            request_id_middleware.ENV_REQUEST_ID),
+    }
+    template = ('%(method)s %(path)s answered %(status)s: %(message)s '
+                '(request %(request_id)s)')
+    if status < 500:
+        LOG.info(template, values)
+    else:
+        # The traceback is logged here only: the client sees none of it.
+        LOG.error(template, values, exc_info=error)
+
+
+def all_hooks():
+    """The hooks of the Pecan app, in the order they run before a request."""
+    return [ContextHook(), MicroversionHook(), ConductorHook(), ErrorHook()]
+

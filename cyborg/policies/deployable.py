@@ -1,0 +1,37 @@
+"""Policy rules of /v2/deployables."""
+
+from oslo_policy import policy
+
+from cyborg.policies import base
+
+LIST = 'cyborg:deployable:get_all'
+SHOW = 'cyborg:deployable:get_one'
+PROGRAM = 'cyborg:deployable:program'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=LIST, check_str=base.MANAGER_OR_ADMIN,
+        description='List deployables.',
+        operations=[{'path': '/v2/deployables', 'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(LIST, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=SHOW, check_str=base.MANAGER_OR_ADMIN,
+        description='Show one deployable.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}',
+                     'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(SHOW, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=PROGRAM, check_str=base.ADMIN,
+        description='Program an FPGA region with a bitstream from Glance.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/program',
+                     'method': 'PATCH'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(PROGRAM, base.LEGACY_ADMIN)),
+]
+
+
+def list_rules():
+    """The rules of this resource."""
+    return rules

@@ -1,0 +1,46 @@
+"""Policy rules of /v2/devices."""
+
+from oslo_policy import policy
+
+from cyborg.policies import base
+
+LIST = 'cyborg:device:get_all'
+SHOW = 'cyborg:device:get_one'
+DISABLE = 'cyborg:device:disable'
+ENABLE = 'cyborg:device:enable'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=LIST, check_str=base.MANAGER_OR_ADMIN,
+        description='List devices, optionally filtered by type, vendor or '
+                    'host.',
+        operations=[{'path': '/v2/devices', 'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(LIST, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=SHOW, check_str=base.MANAGER_OR_ADMIN,
+        description='Show one device.',
+        operations=[{'path': '/v2/devices/{device_uuid}', 'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(SHOW, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=DISABLE, check_str=base.ADMIN,
+        description='Put a device in maintenance: its accelerators are '
+                    'reserved in Placement.',
+        operations=[{'path': '/v2/devices/{device_uuid}/disable',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(DISABLE, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=ENABLE, check_str=base.ADMIN,
+        description='Take a device out of maintenance.',
+        operations=[{'path': '/v2/devices/{device_uuid}/enable',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(ENABLE, base.LEGACY_ADMIN)),
+]
+
+
+def list_rules():
+    """The rules of this resource."""
+    return rules
