@@ -12,6 +12,8 @@ import os
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.aio import placement as aio_placement
+from cyborg.api import app as api_app
+from cyborg.api import server as api_server
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -91,17 +93,13 @@ class AllInOne:
         self._stops.append(rpc_service.stop)
 
     def _start_api(self):
-        from cyborg.api import app
-        from cyborg.api import server
-
-        api_server = server.Server(
-            app.setup_app(self.conf), self.conf.api.host_ip,
+        server = api_server.Server(
+            api_app.setup_app(self.conf), self.conf.api.host_ip,
             self.conf.api.port, threads=self.conf.api.api_workers,
             name='cyborg-api')
-        api_server.start()
-        self._stops.append(api_server.stop)
-        self.api_url = 'http://%s:%s' % (self.conf.api.host_ip,
-                                         api_server.port)
+        server.start()
+        self._stops.append(server.stop)
+        self.api_url = 'http://%s:%s' % (self.conf.api.host_ip, server.port)
 
     def _ensure_compute_node(self):
         # The compute node's provider is Nova's in a real cloud; here nobody

@@ -14,6 +14,8 @@ from placement import db_api as placement_db
 from placement.db.sqlalchemy import migration as placement_migration
 from placement import deploy as placement_deploy
 
+from cyborg.api import server as api_server
+
 LOG = logging.getLogger(__name__)
 
 DATABASE_NAME = 'placement.sqlite'
@@ -71,14 +73,10 @@ class EmbeddedPlacement:
 
     def start(self):
         """Migrate the database, build the app and start serving it."""
-        # Imported here so that the Placement helpers above stay usable by
-        # tests without the API package.
-        from cyborg.api import server
-
         config = make_config(database_url(self.state_dir))
         sync_database(config)
         app = load_app(config)
-        self._server = server.Server(app, self.host, self.port,
+        self._server = api_server.Server(app, self.host, self.port,
                                      threads=self.threads, name='placement')
         self._server.start()
         self.port = self._server.port

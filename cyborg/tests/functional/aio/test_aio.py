@@ -45,9 +45,21 @@ class TestAllInOne(base.TestCase):
                 '[aio]\nplacement_port = %d\n'
                 % (self.host, self.api_port, self.placement_port))
         self.log_path = os.path.join(self.directory, 'aio.log')
-        self.addDetail('cyborg-aio-log', content.content_from_file(
-            self.log_path, buffer_now=False))
         self.process = None
+        # Added as a detail before the temporary directory goes away, so a
+        # failing test shows what the all-in-one logged.
+        self.addCleanup(self._attach_log)
+
+    def _log(self):
+        try:
+            with open(self.log_path, encoding='utf-8',
+                      errors='replace') as log_file:
+                return log_file.read()
+        except FileNotFoundError:
+            return ''
+
+    def _attach_log(self):
+        self.addDetail('cyborg-aio-log', content.text_content(self._log()))
 
     def _start(self):
         script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')
@@ -142,5 +154,4 @@ class TestAllInOne(base.TestCase):
                       % STOP_TIMEOUT)
         self.assertEqual(0, exit_code)
         self.assertLess(time.monotonic() - started, STOP_TIMEOUT)
-        with open(self.log_path, encoding='utf-8', errors='replace') as log:
-            self.assertIn('cyborg all-in-one stopped', log.read())
+        self.assertIn('cyborg all-in-one stopped', self._log())
