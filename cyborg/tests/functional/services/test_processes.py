@@ -125,3 +125,21 @@ class TestServiceProcesses(base.TestCase):
             finally:
                 connection.close()
         self.assertEqual(200, status)
+
+
+class TestAgentStartUpErrors(base.TestCase):
+
+    def test_unknown_driver_stops_the_agent_with_one_clear_line(self):
+        agent = self.useFixture(processes.ServiceProcess('cyborg-agent', {
+            'DEFAULT': {'transport_url': 'fake:/', 'host': 'agent-x',
+                        'state_path': self.useFixture(fixtures.TempDir()).path},
+            'agent': {'enabled_drivers': 'fake_driver,no_such_driver'},
+        }))
+
+        exit_code = agent.process.wait(START_TIMEOUT)
+
+        log = agent.log()
+        self.assertEqual(1, exit_code)
+        self.assertIn('cannot start', log)
+        self.assertIn('no_such_driver', log)
+        self.assertNotIn('Traceback', log)
