@@ -8,7 +8,6 @@ any value from a config file wins.
 
 import os
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log
 from oslo_messaging import opts as messaging_opts

@@ -155,3 +155,20 @@ class TestAllInOne(base.TestCase):
         self.assertEqual(0, exit_code)
         self.assertLess(time.monotonic() - started, STOP_TIMEOUT)
         self.assertIn('cyborg all-in-one stopped', self._log())
+
+    def test_exits_with_1_when_the_api_port_is_taken(self):
+        with socket.socket() as occupant:
+            occupant.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            occupant.bind(('127.0.0.1', self.api_port))
+            occupant.listen()
+            self._start()
+            try:
+                exit_code = self.process.wait(START_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.fail('cyborg-aio kept running with its API port taken')
+
+        self.assertEqual(1, exit_code)
+        self.assertIn('The all-in-one failed to start', self._log())
+        # What had started before the API, Placement included, was stopped.
+        self.assertIn('placement on 127.0.0.1:%d stopped' % self.placement_port,
+                      self._log())
