@@ -5,7 +5,9 @@ shared role checks. ``cyborg.context.RequestContext.can`` is how code checks
 a rule; it ends in ``authorize`` here.
 """
 
+import argparse
 import itertools
+import sys
 import threading
 
 from oslo_policy import policy
@@ -51,10 +53,24 @@ def reset():
         _ENFORCER = None
 
 
-def get_enforcer():
-    """The enforcer with cyborg's configuration, for the oslopolicy tools."""
-    # The tools parse their own command line; the config files are cyborg's.
-    conf.CONF([], project='cyborg')
+def get_enforcer(argv=None):
+    """The enforcer with cyborg's configuration, for the oslopolicy tools.
+
+    The tools parse their own command line; the --config-file and
+    --config-dir values in it (else cyborg's default files) configure cyborg.
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument('--config-file', action='append', default=[])
+    parser.add_argument('--config-dir', action='append', default=[])
+    known, _others = parser.parse_known_args(
+        sys.argv[1:] if argv is None else argv)
+    config_args = []
+    for path in known.config_file:
+        config_args += ['--config-file', path]
+    for path in known.config_dir:
+        config_args += ['--config-dir', path]
+    conf.CONF(config_args, project='cyborg')
+    reset()
     return init()
 
 

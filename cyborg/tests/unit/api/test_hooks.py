@@ -1,0 +1,172 @@
+"""The hooks on a small Pecan app whose controllers raise on purpose.
+
+The real application has no controller that raises a CyborgException yet;
+this app has one per kind of error, behind the real hooks and middleware.
+"""
+
+import json
+import logging
+
+import fixtures
+import pecan
+import webob
+from oslo_middleware import request_id
+
+from cyborg.api import hooks
+from cyborg.api import microversions
+from cyborg import exception
+from cyborg.tests import base
+
+
+class Boom(Exception):
+    """An error no layer expected."""
+
+
+class RaisingController:
+    """GET /v2/<name> raises the error of that name."""
+
+    @pecan.expose('json')
+    def not_found(self):
+        raise exception.ResourceNotFound(resource='Device', key='uuid',
+                                         value='1234')
+
+    @pecan.expose('json')
+    def forbidden(self):
+        raise exception.PolicyNotAuthorized(action='cyborg:device:get_all')
+
+    @pecan.expose('json')
+    def unavailable(self):
+        raise exception.ServiceUnavailable(reason='no conductor answered')
+
+    @pecan.expose('json')
+    def unexpected(self):
+        raise Boom('secret internal detail')
+
+    @pecan.expose('json')
+    def version(self):
+        request = pecan.request
+        return {'version': str(request.version),
+                'device_status': microversions.supports_device_status(
+                    request.version)}
+
+    @pecan.expose('json')
+    def varying(self):
+        pecan.response.headers['Vary'] = 'Accept'
+        return {}
+
+    @pecan.expose('json')
+    def conductor(self):
+        return {'conductor': type(pecan.request.conductor).__name__}
+
+
+class Root:
+    v2 = RaisingController()
+
+
+def make_app():
+    """The raising controllers behind cyborg's hooks and the request id."""
+    return request_id.RequestId(pecan.make_app(
+        Root(), hooks=hooks.all_hooks(), force_canonical=False,
+        guess_content_type_from_ext=False))
+
+
+class TestErrorHook(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.api.hooks', level=logging.DEBUG))
+        self.app = make_app()
+
+    def _get(self, path, headers=None):
+        return webob.Request.blank(path, headers=headers or {}).get_response(
+            self.app)
+
+    def _fault(self, response):
+        self.assertEqual('application/json', response.content_type)
+        body = response.json_body
+        self.assertEqual(['error_message'], list(body))
+        self.assertIsInstance(body['error_message'], str)
+        return json.loads(body['error_message'])
+
+    def test_cyborg_exception_gives_its_code_and_message(self):
+        response = self._get('/v2/not_found')
+        self.assertEqual(404, response.status_int)
+        self.assertEqual({'faultcode': 'Client',
+                          'faultstring': 'Device not found with uuid=1234',
+                          'debuginfo': None}, self._fault(response))
+
+    def test_policy_refusal_is_403_in_the_error_body(self):
+        response = self._get('/v2/forbidden')
+        self.assertEqual(403, response.status_int)
+        self.assertEqual(
+            'Policy does not allow cyborg:device:get_all to be performed.',
+            self._fault(response)['faultstring'])
+
+    def test_server_side_cyborg_exception_is_a_server_fault(self):
+        response = self._get('/v2/unavailable')
+        self.assertEqual(503, response.status_int)
+        fault = self._fault(response)
+        self.assertEqual('Server', fault['faultcode'])
+        self.assertEqual('Service unavailable: no conductor answered',
+                         fault['faultstring'])
+
+    def test_unexpected_exception_is_a_generic_500(self):
+        response = self._get('/v2/unexpected')
+        self.assertEqual(500, response.status_int)
+        self.assertEqual({'faultcode': 'Server',
+                          'faultstring': hooks.GENERIC_SERVER_ERROR,
+                          'debuginfo': None}, self._fault(response))
+        self.assertNotIn('secret', response.text)
+
+    def test_unexpected_exception_is_logged_once_with_traceback_and_id(self):
+        response = self._get('/v2/unexpected')
+        request_id_value = response.headers['X-OpenStack-Request-ID']
+        self.assertEqual(1, self.log.output.count(request_id_value))
+        self.assertEqual(1, self.log.output.count('Traceback'))
+        self.assertIn('secret internal detail', self.log.output)
+        self.assertIn('GET /v2/unexpected answered 500', self.log.output)
+
+    def test_client_error_is_logged_once_without_traceback(self):
+        response = self._get('/v2/not_found')
+        request_id_value = response.headers['X-OpenStack-Request-ID']
+        self.assertEqual(1, self.log.output.count(request_id_value))
+        self.assertNotIn('Traceback', self.log.output)
+        self.assertIn('GET /v2/not_found answered 404: Device not found',
+                      self.log.output)
+
+    def test_errors_keep_the_version_headers(self):
+        response = self._get('/v2/not_found', headers={
+            'OpenStack-API-Version': 'accelerator 2.1'})
+        self.assertEqual('accelerator 2.1',
+                         response.headers['OpenStack-API-Version'])
+        self.assertEqual('OpenStack-API-Version', response.headers['Vary'])
+
+
+class TestMicroversionAndConductorHooks(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.app = make_app()
+
+    def _get(self, path, headers=None):
+        return webob.Request.blank(path, headers=headers or {}).get_response(
+            self.app)
+
+    def test_negotiated_version_is_on_the_request(self):
+        response = self._get('/v2/version', headers={
+            'OpenStack-API-Version': 'accelerator 2.3'})
+        self.assertEqual({'version': '2.3', 'device_status': True},
+                         response.json_body)
+        response = self._get('/v2/version')
+        self.assertEqual({'version': '2.0', 'device_status': False},
+                         response.json_body)
+
+    def test_vary_set_by_the_controller_is_kept(self):
+        response = self._get('/v2/varying')
+        self.assertEqual('Accept, OpenStack-API-Version',
+                         response.headers['Vary'])
+
+    def test_conductor_client_is_on_the_request(self):
+        response = self._get('/v2/conductor')
+        self.assertEqual({'conductor': 'ConductorAPI'}, response.json_body)

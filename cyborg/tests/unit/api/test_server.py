@@ -1,0 +1,157 @@
+"""The threaded server on a real socket: start on port 0, answer, stop."""
+
+import json
+import os
+import signal
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from cyborg.api import app
+from cyborg.api import server
+from cyborg import policies
+from cyborg.tests import base
+
+
+def hello_app(environ, start_response):
+    """A WSGI app that is not cyborg's: the server serves any app."""
+    body = ('hello from %s' % environ['PATH_INFO']).encode()
+    start_response('200 OK', [('Content-Type', 'text/plain'),
+                              ('Content-Length', str(len(body)))])
+    return [body]
+
+
+def get(url, headers=None):
+    """(status, headers, body) of a GET through a real socket."""
+    # Always an http://127.0.0.1 URL the test built.
+    request = urllib.request.Request(url, headers=headers or {})  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def is_listening(port):
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(('127.0.0.1', port)) == 0
+
+
+class TestServer(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.flags(auth_strategy='noauth')
+        policies.reset()
+        self.addCleanup(policies.reset)
+
+    def test_serves_the_api_on_a_free_port_and_stops(self):
+        api_server = server.Server(app.setup_app(), '127.0.0.1', 0,
+                                   threads=4)
+        api_server.start()
+        self.addCleanup(api_server.stop)
+        self.assertNotEqual(0, api_server.port)
+
+        status, headers, body = get('http://127.0.0.1:%d/v2'
+                                    % api_server.port)
+
+        self.assertEqual(200, status)
+        self.assertEqual('accelerator 2.0', headers['OpenStack-API-Version'])
+        document = json.loads(body)
+        self.assertEqual('v2.0', document['id'])
+        self.assertEqual('http://127.0.0.1:%d/v2/' % api_server.port,
+                         document['links'][0]['href'])
+
+        api_server.stop()
+        self.assertFalse(is_listening(api_server.port))
+
+    def test_error_bodies_cross_the_socket(self):
+        api_server = server.Server(app.setup_app(), '127.0.0.1', 0,
+                                   threads=2)
+        api_server.start()
+        self.addCleanup(api_server.stop)
+        status, headers, body = get(
+            'http://127.0.0.1:%d/v2' % api_server.port,
+            headers={'OpenStack-API-Version': 'accelerator 2.4'})
+        self.assertEqual(406, status)
+        self.assertEqual('application/json', headers['Content-Type'])
+        self.assertIn('minor version is not supported',
+                      json.loads(json.loads(body)['error_message'])
+                      ['faultstring'])
+
+    def test_serves_any_wsgi_app_with_default_threads(self):
+        other_server = server.Server(hello_app, '127.0.0.1', 0,
+                                     name='placement')
+        self.assertEqual(server.default_threads(), other_server.threads)
+        other_server.start()
+        self.addCleanup(other_server.stop)
+        status, _headers, body = get('http://127.0.0.1:%d/resource_providers'
+                                     % other_server.port)
+        self.assertEqual((200, b'hello from /resource_providers'),
+                         (status, body))
+
+    def test_concurrent_requests_use_several_threads(self):
+        release = threading.Event()
+        inside = []
+
+        def slow_app(environ, start_response):
+            inside.append(threading.current_thread().name)
+            release.wait(10)
+            start_response('200 OK', [('Content-Length', '0')])
+            return [b'']
+
+        slow_server = server.Server(slow_app, '127.0.0.1', 0, threads=3)
+        slow_server.start()
+        self.addCleanup(slow_server.stop)
+        url = 'http://127.0.0.1:%d/' % slow_server.port
+        results = []
+        clients = [threading.Thread(target=lambda: results.append(get(url)))
+                   for _ in range(3)]
+        for client in clients:
+            client.start()
+        deadline = time.monotonic() + 10
+        while len(inside) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(3, len(set(inside)))
+        release.set()
+        for client in clients:
+            client.join(10)
+        self.assertEqual([200, 200, 200], [result[0] for result in results])
+
+    def test_serve_forever_returns_after_stop(self):
+        api_server = server.Server(hello_app, '127.0.0.1', 0, threads=2)
+        serving = threading.Thread(target=api_server.serve_forever)
+        serving.start()
+        self.addCleanup(api_server.stop)
+        deadline = time.monotonic() + 10
+        while not api_server.port and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(200, get('http://127.0.0.1:%d/' % api_server.port)[0])
+        api_server.stop()
+        serving.join(10)
+        self.assertFalse(serving.is_alive())
+
+    def test_serve_forever_stops_on_sigterm(self):
+        if threading.current_thread() is not threading.main_thread():
+            self.skipTest('signal handlers need the main thread')
+        api_server = server.Server(hello_app, '127.0.0.1', 0, threads=2)
+        previous = signal.getsignal(signal.SIGTERM)
+
+        def send_sigterm_when_listening():
+            deadline = time.monotonic() + 10
+            while not api_server.port and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        sender = threading.Thread(target=send_sigterm_when_listening)
+        sender.start()
+        started = time.monotonic()
+        api_server.serve_forever()
+        sender.join(10)
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertFalse(is_listening(api_server.port))
+        # The handler of before serve_forever is back.
+        self.assertIs(previous, signal.getsignal(signal.SIGTERM))

@@ -1,0 +1,234 @@
+"""The policy rules: documented, registered, and enforced as api-contract §3 says."""
+
+import os
+import subprocess
+import sys
+
+import fixtures
+from oslo_policy import opts as policy_opts
+from oslo_policy import policy
+
+from cyborg import conf
+
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import policies
+from cyborg.policies import arq
+from cyborg.policies import attribute
+from cyborg.policies import base as base_policies
+from cyborg.policies import deployable
+from cyborg.policies import device
+from cyborg.policies import device_profile
+from cyborg.tests import base
+
+# Every rule of api-contract.md §3 and its default.
+EXPECTED_DEFAULTS = {
+    'cyborg:device_profile:get_all': base_policies.READER_OR_ADMIN,
+    'cyborg:device_profile:get_one': base_policies.READER_OR_ADMIN,
+    'cyborg:device_profile:create': 'role:admin',
+    'cyborg:device_profile:delete': 'role:admin',
+    'cyborg:arq:get_all': base_policies.READER_OR_ADMIN,
+    'cyborg:arq:get_one': base_policies.READER_OR_ADMIN,
+    'cyborg:arq:create': base_policies.MEMBER_OR_SERVICE,
+    'cyborg:arq:update': base_policies.MEMBER_OR_SERVICE,
+    'cyborg:arq:delete': base_policies.MEMBER_OR_SERVICE,
+    'cyborg:device:get_all': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:device:get_one': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:device:disable': 'role:admin',
+    'cyborg:device:enable': 'role:admin',
+    'cyborg:deployable:get_all': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:deployable:get_one': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:deployable:program': 'role:admin',
+    'cyborg:attribute:get_all': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:attribute:get_one': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:attribute:create': 'role:admin',
+    'cyborg:attribute:delete': 'role:admin',
+}
+
+
+def tool(name):
+    """A console script of the running virtualenv."""
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def make_context(roles, project_id='project-1', **kwargs):
+    return cyborg_context.RequestContext(user_id='user-1',
+                                         project_id=project_id,
+                                         roles=roles, **kwargs)
+
+
+class PolicyTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # The enforcer registers these options; tests set them before it.
+        policy_opts.set_defaults(conf.CONF)
+        policies.reset()
+        self.addCleanup(policies.reset)
+
+
+class TestRuleDefinitions(PolicyTestCase):
+
+    def test_contract_rules_have_the_contract_defaults(self):
+        rules = {rule.name: rule for rule in policies.list_rules()
+                 if isinstance(rule, policy.DocumentedRuleDefault)}
+        self.assertEqual(EXPECTED_DEFAULTS,
+                         {name: rule.check_str for name, rule in rules.items()})
+
+    def test_contract_check_strings(self):
+        self.assertEqual(
+            '(role:reader and project_id:%(project_id)s) or role:admin',
+            base_policies.READER_OR_ADMIN)
+        self.assertEqual(
+            '(role:manager and project_id:%(project_id)s) or role:admin',
+            base_policies.MANAGER_OR_ADMIN)
+        self.assertEqual(
+            '(role:member and project_id:%(project_id)s) or role:service',
+            base_policies.MEMBER_OR_SERVICE)
+
+    def test_every_rule_is_described(self):
+        for rule in policies.list_rules():
+            self.assertTrue(rule.description and rule.description.strip(),
+                            rule.name)
+            self.assertTrue(rule.description.endswith('.'), rule.name)
+
+    def test_every_api_rule_names_its_operations(self):
+        for rule in policies.list_rules():
+            if not rule.name.startswith('cyborg:'):
+                continue
+            self.assertIsInstance(rule, policy.DocumentedRuleDefault,
+                                  rule.name)
+            self.assertTrue(rule.operations, rule.name)
+            for operation in rule.operations:
+                self.assertIn(operation['method'],
+                              ('GET', 'POST', 'PATCH', 'DELETE'), rule.name)
+                self.assertTrue(operation['path'].startswith('/v2/'),
+                                rule.name)
+            self.assertEqual(['project'], rule.scope_types, rule.name)
+
+    def test_rule_names_are_unique(self):
+        names = [rule.name for rule in policies.list_rules()]
+        self.assertEqual(len(names), len(set(names)))
+
+    def test_rule_constants_name_registered_rules(self):
+        names = {rule.name for rule in policies.list_rules()}
+        constants = {
+            device_profile.LIST, device_profile.SHOW, device_profile.CREATE,
+            device_profile.DELETE, arq.LIST, arq.SHOW, arq.CREATE, arq.UPDATE,
+            arq.DELETE, device.LIST, device.SHOW, device.DISABLE,
+            device.ENABLE, deployable.LIST, deployable.SHOW,
+            deployable.PROGRAM, attribute.LIST, attribute.SHOW,
+            attribute.CREATE, attribute.DELETE}
+        self.assertEqual(set(EXPECTED_DEFAULTS), constants)
+        self.assertLessEqual(constants, names)
+
+    def test_sample_file_lists_every_rule(self):
+        sample = self.useFixture(fixtures.TempDir()).join('policy.yaml.sample')
+        subprocess.run([tool('oslopolicy-sample-generator'), '--namespace',
+                        'cyborg', '--output-file', sample],
+                       check=True, capture_output=True)
+        with open(sample) as sample_file:
+            text = sample_file.read()
+        for rule in policies.list_rules():
+            self.assertIn('#"%s": "%s"' % (rule.name, rule.check_str), text)
+        self.assertIn('# DELETE  /v2/device_profiles?value={names_or_uuid}',
+                      text)
+
+    def test_policy_generator_uses_the_enforcer_entry_point(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        policy_file = os.path.join(directory, 'policy.yaml')
+        with open(policy_file, 'w') as rules_file:
+            rules_file.write('"cyborg:device:get_all": "role:reader"\n')
+        config_file = os.path.join(directory, 'cyborg.conf')
+        with open(config_file, 'w') as config:
+            config.write('[oslo_policy]\npolicy_file = %s\n' % policy_file)
+        result = subprocess.run(
+            [tool('oslopolicy-policy-generator'), '--namespace', 'cyborg',
+             '--config-file', config_file],
+            check=True, capture_output=True, text=True, cwd=directory)
+        effective = dict(line.split(': ', 1)
+                         for line in result.stdout.splitlines() if line)
+        self.assertEqual('"role:reader"',
+                         effective['"cyborg:device:get_all"'])
+        self.assertEqual('"role:admin"', effective['"cyborg:device:enable"'])
+
+
+class TestAuthorize(PolicyTestCase):
+
+    def test_reader_of_the_project_may_list_profiles(self):
+        context = make_context(['reader'])
+        self.assertTrue(context.can(device_profile.LIST))
+
+    def test_member_without_reader_may_not_list_profiles(self):
+        context = make_context(['member'])
+        error = self.assertRaises(exception.PolicyNotAuthorized,
+                                  context.can, device_profile.LIST)
+        self.assertEqual(403, error.code)
+        self.assertEqual('Policy does not allow '
+                         'cyborg:device_profile:get_all to be performed.',
+                         str(error))
+
+    def test_non_fatal_check_returns_false(self):
+        context = make_context(['reader'])
+        self.assertFalse(context.can(device_profile.CREATE, fatal=False))
+        self.assertTrue(make_context(['admin']).can(device_profile.CREATE))
+
+    def test_reader_of_another_project_is_refused(self):
+        context = make_context(['reader'], project_id='project-1')
+        self.assertRaises(exception.PolicyNotAuthorized, context.can,
+                          arq.SHOW, {'project_id': 'project-2'})
+        self.assertTrue(context.can(arq.SHOW, {'project_id': 'project-1'}))
+
+    def test_service_role_may_create_and_bind_arqs_of_any_project(self):
+        context = make_context(['service'], project_id='service-project')
+        self.assertTrue(context.can(arq.CREATE,
+                                    {'project_id': 'project-2'}))
+        self.assertTrue(context.can(arq.UPDATE,
+                                    {'project_id': 'project-2'}))
+        self.assertFalse(context.can(device.LIST, fatal=False))
+
+    def test_manager_may_read_devices_but_not_disable_them(self):
+        context = make_context(['manager'])
+        self.assertTrue(context.can(device.LIST))
+        self.assertTrue(context.can(deployable.SHOW))
+        self.assertTrue(context.can(attribute.LIST))
+        self.assertFalse(context.can(device.DISABLE, fatal=False))
+        self.assertFalse(context.can(deployable.PROGRAM, fatal=False))
+
+    def test_system_scoped_admin_is_refused(self):
+        context = cyborg_context.RequestContext(
+            user_id='admin', roles=['admin', 'reader'], system_scope='all')
+        self.assertRaises(exception.PolicyNotAuthorized, context.can,
+                          device.LIST)
+        self.assertFalse(context.can(device.LIST, fatal=False))
+
+    def test_unknown_rule_is_an_error(self):
+        context = make_context(['admin'])
+        self.assertRaises(policy.PolicyNotRegistered, context.can,
+                          'cyborg:nothing:get_all')
+
+    def test_admin_role_is_context_admin(self):
+        self.assertTrue(policies.check_is_admin(make_context(['admin'])))
+        self.assertFalse(policies.check_is_admin(
+            make_context(['member', 'reader', 'manager', 'service'])))
+
+    def test_legacy_defaults_when_new_defaults_are_off(self):
+        self.config(enforce_new_defaults=False, group='oslo_policy')
+        owner = make_context(['member'])
+        # Legacy: the owner may read its profiles without the reader role.
+        self.assertTrue(owner.can(device_profile.LIST))
+        # Device reads stay with administrators.
+        self.assertFalse(owner.can(device.LIST, fatal=False))
+        admin = make_context(['admin'])
+        admin.is_admin = True
+        self.assertTrue(admin.can(device.LIST))
+
+    def test_policy_file_overrides_a_default(self):
+        policy_file = self.useFixture(fixtures.TempDir()).join(
+            'policy.yaml')
+        with open(policy_file, 'w') as rules_file:
+            rules_file.write('"cyborg:device:get_all": "role:reader"\n')
+        self.config(policy_file=policy_file, group='oslo_policy')
+        self.assertTrue(make_context(['reader']).can(device.LIST))
+        self.assertFalse(make_context(['manager']).can(device.LIST,
+                                                       fatal=False))
