@@ -5,7 +5,14 @@ oslo_messaging would otherwise select eventlet, and any module (a test
 module too) may import oslo_messaging before it imports cyborg.cmd.
 """
 
-from oslo_service import backend as _oslo_service_backend
+import warnings
+
+# futurist imports eventlet whenever it is installed (oslo.service depends
+# on it), which prints a deprecation warning on every command; cyborg never
+# uses eventlet, so the warning only misleads operators.
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
+
+from oslo_service import backend as _oslo_service_backend  # noqa: E402
 
 try:
     _oslo_service_backend.init_backend(

@@ -85,3 +85,22 @@ class ServiceUnavailable(CyborgException):
 class DBSchemaOutOfDate(CyborgException):
     msg_fmt = ('The database schema is at %(current)s but this code needs '
                '%(expected)s; run "cyborg-dbsync upgrade".')
+
+
+# Placement: raised by cyborg.clients.placement, kept here so they keep
+# their class across RPC.
+class PlacementError(CyborgException):
+    msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
+               '%(detail)s')
+
+
+class PlacementUnavailable(ServiceUnavailable):
+    msg_fmt = 'Placement cannot be reached: %(reason)s'
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = 'Resource provider %(uuid)s not found in Placement.'
+
+
+class ResourceProviderConflict(Conflict):
+    msg_fmt = ('Resource provider %(name)s could not be created: %(detail)s')

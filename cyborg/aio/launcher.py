@@ -40,6 +40,8 @@ class AllInOne:
         try:
             self._start_database()
             self._start_placement()
+            # Before any service: once the API answers, the tree is ready.
+            self._ensure_compute_node()
             rpc.init(self.conf)
             self._stops.append(rpc.cleanup)
             self._start_rpc_service(
@@ -49,7 +51,6 @@ class AllInOne:
                 agent_manager.AgentManager(self.conf.host),
                 agent_rpcapi.TOPIC)
             self._start_api()
-            self._ensure_compute_node()
         except BaseException:
             self.stop()
             raise

@@ -28,23 +28,6 @@ _SESSION = None
 _SESSION_LOCK = threading.Lock()
 
 
-class PlacementError(exception.CyborgException):
-    msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
-               '%(detail)s')
-
-
-class PlacementUnavailable(exception.ServiceUnavailable):
-    msg_fmt = 'Placement cannot be reached: %(reason)s'
-
-
-class ResourceProviderNotFound(exception.NotFound):
-    msg_fmt = 'Resource provider %(uuid)s not found in Placement.'
-
-
-class ResourceProviderConflict(exception.Conflict):
-    msg_fmt = ('Resource provider %(name)s could not be created: %(detail)s')
-
-
 def register_token_endpoint_opts(conf):
     """Register the options of the ``admin_token`` auth plugin in [placement].
 
@@ -66,12 +49,9 @@ def _shared_session(conf):
 
 def _load_adapter(conf):
     auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
-    # The microversion header needs a service type even when the option
-    # has lost its default (ConfigOpts.reset() drops set_default values).
-    service_type = conf[GROUP].service_type or SERVICE_TYPE
     return ks_loading.load_adapter_from_conf_options(
         conf, GROUP, session=_shared_session(conf), auth=auth,
-        service_type=service_type, default_microversion=MICROVERSION,
+        default_microversion=MICROVERSION,
         raise_exc=False)
 
 
@@ -140,7 +120,7 @@ class PlacementClient:
         if response.status_code == http.HTTPStatus.CONFLICT:
             provider = self.get_provider_by_name(name)
             if provider is None:
-                raise ResourceProviderConflict(
+                raise exception.ResourceProviderConflict(
                     name=name, detail=_error_detail(response))
             LOG.debug('Resource provider %s was created concurrently', name)
             return provider['uuid']
@@ -159,7 +139,7 @@ class PlacementClient:
         url = '/resource_providers/%s/inventories' % rp_uuid
         response = self._request('GET', url)
         if response.status_code == http.HTTPStatus.NOT_FOUND:
-            raise ResourceProviderNotFound(uuid=rp_uuid)
+            raise exception.ResourceProviderNotFound(uuid=rp_uuid)
         self._check(response, 'GET', url)
         return response.json()
 
@@ -168,14 +148,14 @@ class PlacementClient:
             return self._adapter.request(url, method, raise_exc=False,
                                          **kwargs)
         except ks_exceptions.ConnectionError as error:
-            raise PlacementUnavailable(reason=str(error)) from error
+            raise exception.PlacementUnavailable(reason=str(error)) from error
         except ks_exceptions.ClientException as error:
             # No endpoint, no auth plugin, failed discovery: configuration.
-            raise PlacementError(status='no answer', method=method, url=url,
+            raise exception.PlacementError(status='no answer', method=method, url=url,
                                  detail=str(error)) from error
 
     @staticmethod
     def _check(response, method, url):
         if response.status_code >= 400:
-            raise PlacementError(status=response.status_code, method=method,
+            raise exception.PlacementError(status=response.status_code, method=method,
                                  url=url, detail=_error_detail(response))

@@ -4,8 +4,29 @@ The [placement], [glance], [nova] and [service_user] groups all describe how
 cyborg reaches another service, so they share this one way of declaring it.
 """
 
+import copy
+
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+VALID_INTERFACES = ['internal', 'public']
+
+
+def _adapter_opts(service_type):
+    """keystoneauth's adapter options with cyborg's defaults on the options.
+
+    The defaults live on copies of the option objects rather than being set
+    with ``conf.set_default``: ``ConfigOpts.reset()`` (which test fixtures
+    call) forgets ``set_default`` values but keeps an option's own default.
+    """
+    opts = []
+    for opt in ks_loading.get_adapter_conf_options(include_deprecated=False):
+        if opt.dest in ('service_type', 'valid_interfaces'):
+            opt = copy.deepcopy(opt)
+            opt.default = (service_type if opt.dest == 'service_type'
+                           else list(VALID_INTERFACES))
+        opts.append(opt)
+    return opts
 
 
 def register_client_group(conf, group, service_type, adapter=True):
@@ -14,20 +35,16 @@ def register_client_group(conf, group, service_type, adapter=True):
     ks_loading.register_session_conf_options(conf, group.name)
     ks_loading.register_auth_conf_options(conf, group.name)
     if adapter:
-        ks_loading.register_adapter_conf_options(
-            conf, group.name, include_deprecated=False)
-        conf.set_default('service_type', service_type, group=group.name)
-        conf.set_default('valid_interfaces', ['internal', 'public'],
-                         group=group.name)
+        conf.register_opts(_adapter_opts(service_type), group=group.name)
 
 
-def list_client_opts(group, adapter=True):
+def list_client_opts(group, service_type=None, adapter=True):
     """All options of a client group, for the sample config generator."""
     opts = (ks_loading.get_session_conf_options()
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password'))
     if adapter:
-        opts += ks_loading.get_adapter_conf_options(include_deprecated=False)
+        opts += _adapter_opts(service_type)
     unique = {}
     for opt in opts:
         unique.setdefault(opt.dest, opt)

@@ -13,4 +13,4 @@ def register_opts(conf):
 
 
 def list_opts():
-    return _keystoneauth.list_client_opts(group)
+    return _keystoneauth.list_client_opts(group, 'image')

@@ -6,6 +6,7 @@ from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
 
 from cyborg import conf
+from cyborg.aio import conf as aio_conf
 
 
 # Groups whose options a library owns; the generator lists them under the
@@ -16,7 +17,8 @@ LIBRARY_OWNED = (conf.database, conf.keystone_authtoken)
 def list_opts():
     """Every group and option cyborg owns, as (group, [opts]) pairs."""
     merged = {}
-    for module in conf.MODULES:
+    # The [aio] group is read by cyborg-aio only, but documented with the rest.
+    for module in conf.MODULES + (aio_conf,):
         if module in LIBRARY_OWNED:
             continue
         for group, opts in module.list_opts().items():

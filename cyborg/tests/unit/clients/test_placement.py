@@ -55,7 +55,7 @@ class TestPlacementClient(base.TestCase):
     def test_connection_failure_raises_placement_unavailable(self):
         self.flags(group='placement', endpoint='http://127.0.0.1:9')
         client = placement.PlacementClient()
-        error = self.assertRaises(placement.PlacementUnavailable,
+        error = self.assertRaises(exception.PlacementUnavailable,
                                   client.get_provider_by_name, 'node1')
         self.assertIsInstance(error, exception.ServiceUnavailable)
 
@@ -111,12 +111,12 @@ class TestPlacementClient(base.TestCase):
     def test_ensure_provider_refuses_a_uuid_used_by_another_name(self):
         rp_uuid = self.client.ensure_provider('node1')
 
-        self.assertRaises(placement.ResourceProviderConflict,
+        self.assertRaises(exception.ResourceProviderConflict,
                           self.client.ensure_provider, 'node2', uuid=rp_uuid)
 
     def test_ensure_provider_with_unknown_parent_raises_placement_error(self):
         error = self.assertRaises(
-            placement.PlacementError, self.client.ensure_provider, 'node1',
+            exception.PlacementError, self.client.ensure_provider, 'node1',
             parent_uuid=uuidutils.generate_uuid())
         self.assertIn('400', str(error))
 
@@ -143,7 +143,7 @@ class TestPlacementClient(base.TestCase):
     def test_get_inventories_of_unknown_provider_raises_not_found(self):
         rp_uuid = uuidutils.generate_uuid()
 
-        error = self.assertRaises(placement.ResourceProviderNotFound,
+        error = self.assertRaises(exception.ResourceProviderNotFound,
                                   self.client.get_inventories, rp_uuid)
         self.assertIn(rp_uuid, str(error))
 
