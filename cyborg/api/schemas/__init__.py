@@ -1,1 +1,1 @@
-"""cyborg.api.schemas."""
+"""Validation of request bodies and query strings, one module per resource."""

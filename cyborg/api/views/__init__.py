@@ -1,1 +1,1 @@
-"""cyborg.api.views."""
+"""Objects turned into response dicts, one module per resource."""
