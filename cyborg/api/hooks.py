@@ -132,7 +132,9 @@ class ErrorHook(hooks.PecanHook):
         request = state.request
         if isinstance(error, exception.CyborgException):
             status = int(error.code)
-            message = str(error)
+            # Not str(error): re-raised from RPC, it ends with the remote
+            # traceback, which the client must not see.
+            message = error.message
         elif isinstance(error, webob.exc.HTTPException):
             status = error.status_int
             if status < 400:

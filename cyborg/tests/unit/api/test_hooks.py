@@ -6,15 +6,18 @@ this app has one per kind of error, behind the real hooks and middleware.
 
 import json
 import logging
+import sys
 
 import fixtures
 import pecan
 import webob
+from oslo_messaging._drivers import common as messaging_common
 from oslo_middleware import request_id
 
 from cyborg.api import hooks
 from cyborg.api import microversions
 from cyborg import exception
+from cyborg import rpc
 from cyborg.tests import base
 
 
@@ -37,6 +40,18 @@ class RaisingController:
     @pecan.expose('json')
     def unavailable(self):
         raise exception.ServiceUnavailable(reason='no conductor answered')
+
+    @pecan.expose('json')
+    def remote(self):
+        # As oslo.messaging re-raises a conductor's exception in the API.
+        try:
+            raise exception.DuplicateName(resource='Device profile',
+                                          name='gpu')
+        except exception.DuplicateName:
+            failure = messaging_common.serialize_remote_exception(
+                sys.exc_info())
+        raise messaging_common.deserialize_remote_exception(
+            failure, rpc.ALLOWED_EXMODS)
 
     @pecan.expose('json')
     def unexpected(self):
@@ -110,6 +125,15 @@ class TestErrorHook(base.TestCase):
         self.assertEqual('Server', fault['faultcode'])
         self.assertEqual('Service unavailable: no conductor answered',
                          fault['faultstring'])
+
+    def test_exception_from_the_conductor_hides_the_remote_traceback(self):
+        response = self._get('/v2/remote')
+        self.assertEqual(409, response.status_int)
+        self.assertEqual({'faultcode': 'Client',
+                          'faultstring': 'Device profile with name gpu '
+                                         'already exists.',
+                          'debuginfo': None}, self._fault(response))
+        self.assertNotIn('Traceback', response.text)
 
     def test_unexpected_exception_is_a_generic_500(self):
         response = self._get('/v2/unexpected')
