@@ -147,6 +147,29 @@ class ErrorHook(hooks.PecanHook):
         _log_error(request, status, message, error)
         return error_response(status, message)
 
+    def after(self, state):
+        _wrap_bare_fault(state.response)
+
+
+def _wrap_bare_fault(response):
+    """Put a bare WSME fault (how wsexpose answers errors) into the error body.
+
+    wsexpose turns exceptions into a response itself, so on_error never sees
+    them; WSME has logged them already.
+    """
+    if response.status_int < 400 or response.content_type != 'application/json':
+        return
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return
+    if not isinstance(body, dict) or 'faultstring' not in body or \
+            'error_message' in body:
+        return
+    # An exception re-raised from RPC carries the remote traceback.
+    message = str(body['faultstring']).split('\nTraceback', 1)[0]
+    response.body = error_response(response.status_int, message).body
+
 
 def _http_error_message(error, request):
     if isinstance(error, webob.exc.HTTPMethodNotAllowed):

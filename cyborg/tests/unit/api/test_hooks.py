@@ -13,6 +13,7 @@ import pecan
 import webob
 from oslo_messaging._drivers import common as messaging_common
 from oslo_middleware import request_id
+from wsmeext import pecan as wsme_pecan
 
 from cyborg.api import hooks
 from cyborg.api import microversions
@@ -74,8 +75,22 @@ class RaisingController:
         return {'conductor': type(pecan.request.conductor).__name__}
 
 
+class WSMEController:
+    """The same errors through WSME's wsexpose, which catches them itself."""
+
+    @wsme_pecan.wsexpose(None)
+    def not_found(self):
+        raise exception.ResourceNotFound(resource='Deployable', key='uuid',
+                                         value='5678')
+
+    @wsme_pecan.wsexpose(None)
+    def remote(self):
+        return RaisingController().remote()
+
+
 class Root:
     v2 = RaisingController()
+    wsme = WSMEController()
 
 
 def make_app():
@@ -133,6 +148,21 @@ class TestErrorHook(base.TestCase):
                           'faultstring': 'Device profile with name gpu '
                                          'already exists.',
                           'debuginfo': None}, self._fault(response))
+        self.assertNotIn('Traceback', response.text)
+
+    def test_wsme_faults_come_out_in_the_error_body(self):
+        response = self._get('/wsme/not_found')
+        self.assertEqual(404, response.status_int)
+        self.assertEqual({'faultcode': 'Client',
+                          'faultstring': 'Deployable not found with '
+                                         'uuid=5678',
+                          'debuginfo': None}, self._fault(response))
+
+    def test_wsme_faults_hide_the_remote_traceback(self):
+        response = self._get('/wsme/remote')
+        self.assertEqual(409, response.status_int)
+        self.assertEqual('Device profile with name gpu already exists.',
+                         self._fault(response)['faultstring'])
         self.assertNotIn('Traceback', response.text)
 
     def test_unexpected_exception_is_a_generic_500(self):
