@@ -10,9 +10,11 @@ import json
 import webob
 from keystonemiddleware import fixture as auth_fixture
 from oslo_context import context as oslo_context
+from oslo_middleware import cors
 
 from cyborg.api import app
 from cyborg.api import auth
+from cyborg import conf
 from cyborg import policies
 from cyborg.tests import base
 
@@ -74,6 +76,23 @@ class TestKeystoneAuth(base.TestCase):
             # Refused before Pecan: no microversion negotiated.
             self.assertNotIn('OpenStack-API-Version', response.headers)
             self.assertIn('X-OpenStack-Request-ID', response.headers)
+
+    def test_cors_preflight_needs_no_token(self):
+        conf.CONF.register_opts(cors.CORS_OPTS, 'cors')
+        self.flags(group='cors', allowed_origin=['https://ui.example.org'])
+        application = app.setup_app()
+        response = request(application, '/v2/devices', method='OPTIONS',
+                           headers={'Origin': 'https://ui.example.org',
+                                    'Access-Control-Request-Method': 'GET'})
+        self.assertEqual(200, response.status_int)
+        self.assertEqual('https://ui.example.org',
+                         response.headers['Access-Control-Allow-Origin'])
+        # The actual request still needs its token.
+        response = request(application, '/v2/devices',
+                           headers={'Origin': 'https://ui.example.org'})
+        self.assertEqual(401, response.status_int)
+        self.assertEqual('https://ui.example.org',
+                         response.headers['Access-Control-Allow-Origin'])
 
     def test_invalid_token_is_refused(self):
         response = request(self.app, '/v2/devices',
