@@ -4,6 +4,8 @@
 and the all-in-one serve.
 """
 
+import logging
+
 import pecan
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
@@ -14,6 +16,8 @@ from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
 from cyborg import conf as cyborg_conf
+
+LOG = logging.getLogger(__name__)
 
 
 class UnversionedPaths:
@@ -75,6 +79,8 @@ def setup_app(conf=None):
     # 6. unversioned paths are rewritten to /v2 paths, then Pecan and its
     #    hooks (context, microversion, conductor, errors) serve the request.
     if conf.auth_strategy == 'noauth':
+        LOG.warning('auth_strategy is noauth: every request acts as an '
+                    'administrator with a service token')
         application = auth.NoAuth(application)
     else:
         application = auth.KeystoneAuth(application, conf)
