@@ -11,7 +11,21 @@ from oslo_db.sqlalchemy import enginefacade
 
 @enginefacade.transaction_context_provider
 class RequestContext(oslo_context.RequestContext):
-    """The caller of one request or RPC call."""
+    """The caller of one request or RPC call.
+
+    ``has_service_token`` says whether the request also carried a valid
+    service token (as Nova sends with ``[service_user]``); some ARQ calls
+    require one. It travels over RPC with the rest of the context.
+    """
+
+    def __init__(self, has_service_token=False, **kwargs):
+        super().__init__(**kwargs)
+        self.has_service_token = has_service_token
+
+    def to_dict(self):
+        values = super().to_dict()
+        values['has_service_token'] = self.has_service_token
+        return values
 
     def can(self, rule, target=None, fatal=True):
         """Check ``rule`` against this caller; raise PolicyNotAuthorized when refused.
@@ -31,6 +45,8 @@ class RequestContext(oslo_context.RequestContext):
 
     @classmethod
     def from_dict(cls, values, **kwargs):
+        kwargs.setdefault('has_service_token',
+                          values.get('has_service_token', False))
         return super().from_dict(values, **kwargs)
 
     def elevated(self):

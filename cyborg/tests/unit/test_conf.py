@@ -82,3 +82,27 @@ class TestSampleConfig(base.TestCase):
             committed, generated,
             'etc/cyborg/cyborg.conf.sample is out of date: run '
             '"oslo-config-generator --config-file %s"' % GENERATOR_CONF)
+
+
+class TestSamplePolicy(base.TestCase):
+
+    def test_generator_output_matches_committed_sample(self):
+        """etc/cyborg/policy.yaml.sample is regenerated with every rule change."""
+        generator_conf = os.path.join(ROOT, 'etc', 'cyborg', 'cyborg-policy-generator.conf')
+        committed_path = os.path.join(ROOT, 'etc', 'cyborg', 'policy.yaml.sample')
+        with tempfile.TemporaryDirectory() as tmp:
+            output = os.path.join(tmp, 'policy.yaml.sample')
+            generator = os.path.join(os.path.dirname(sys.executable),
+                                     'oslopolicy-sample-generator')
+            subprocess.run([generator, '--config-file', generator_conf,
+                            '--output-file', output],
+                           check=True, capture_output=True, cwd=ROOT)
+            with open(output) as f:
+                generated = f.read()
+        self.assertIn('"cyborg:arq:update"', generated)
+        with open(committed_path) as f:
+            committed = f.read()
+        self.assertEqual(
+            committed, generated,
+            'etc/cyborg/policy.yaml.sample is out of date: run '
+            '"oslopolicy-sample-generator --config-file %s"' % generator_conf)
