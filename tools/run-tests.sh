@@ -13,6 +13,11 @@ VENV=${CYBORG_VENV:-.venv}
 
 "$VENV/bin/ruff" check cyborg benchmarks tools
 
+# oslotest captures each test's output and logs; they show only on failure.
+export OS_STDOUT_CAPTURE=${OS_STDOUT_CAPTURE:-1}
+export OS_STDERR_CAPTURE=${OS_STDERR_CAPTURE:-1}
+export OS_LOG_CAPTURE=${OS_LOG_CAPTURE:-1}
+
 rc=0
 "$VENV/bin/stestr" run --concurrency "${CYBORG_TEST_CONCURRENCY:-$(nproc)}" "$@" || rc=$?
 # One plain summary line, whatever stestr printed above.
