@@ -1,7 +1,6 @@
 """cyborg-api, -conductor and -agent as separate processes over RabbitMQ and MariaDB."""
 
 import http.client
-import importlib.util
 import time
 import uuid
 
@@ -16,10 +15,6 @@ from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
 START_TIMEOUT = 30
-
-
-def has_api_command():
-    return importlib.util.find_spec('cyborg.cmd.api') is not None
 
 
 class TestServiceProcesses(base.TestCase):
@@ -78,14 +73,12 @@ class TestServiceProcesses(base.TestCase):
         # through the conductor.
         self._start('cyborg-agent', default={'host': self.agent_host},
                     agent={'enabled_drivers': 'fake_driver'})
-        api_port = None
-        if has_api_command():
-            api_port = processes.free_port()
-            self._start('cyborg-api',
-                        default={'host': 'api-' + self.agent_host,
-                                 'auth_strategy': 'noauth'},
-                        api={'host_ip': '127.0.0.1', 'port': api_port},
-                        database={'connection': self.database.url})
+        api_port = processes.free_port()
+        self._start('cyborg-api',
+                    default={'host': 'api-' + self.agent_host,
+                             'auth_strategy': 'noauth'},
+                    api={'host_ip': '127.0.0.1', 'port': api_port},
+                    database={'connection': self.database.url})
 
         agent = self._wait_for_service(self.agent_host, 'cyborg-agent')
         later = self._wait_for_service(self.agent_host, 'cyborg-agent',
@@ -97,8 +90,7 @@ class TestServiceProcesses(base.TestCase):
                                            'cyborg-conductor')
         self.assertEqual('cyborg-conductor', conductor.topic)
 
-        if api_port is not None:
-            self._assert_api_answers(api_port)
+        self._assert_api_answers(api_port)
 
         for process in self.processes:
             exit_code, seconds = process.stop(timeout=10)
