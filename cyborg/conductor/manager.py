@@ -1,9 +1,17 @@
 """The conductor's RPC endpoints; each hands off to a workflow module."""
 
+import threading
+
 import oslo_messaging
 
 from cyborg import conf
+from cyborg import exception
+from cyborg.clients import placement as placement_client
+from cyborg.conductor import attributes
+from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
+from cyborg.conductor import inventory_report
+from cyborg.conductor import placement_sync
 from cyborg.conductor import rpcapi
 
 BINARY = 'cyborg-conductor'
@@ -12,10 +20,20 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.0')
+    target = oslo_messaging.Target(version='1.1')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
+        self._placement = None
+        self._placement_lock = threading.Lock()
+
+    @property
+    def placement(self):
+        """The process's Placement client, made on first use."""
+        with self._placement_lock:
+            if self._placement is None:
+                self._placement = placement_client.PlacementClient(conf.CONF)
+            return self._placement
 
     @oslo_messaging.expose
     def report_heartbeat(self, context, host, binary, topic):
@@ -27,7 +45,32 @@ class ConductorManager:
         """Answer with this conductor's host name."""
         return self.host
 
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def report_inventory(self, context, host, devices):
+        """Record an agent's full inventory, then bring Placement in step."""
+        inventory_report.apply(context, host, devices)
+        placement_sync.sync_host(context, self.placement, host)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def set_device_status(self, context, device_uuid, status, reason=None):
+        """Enable or disable a device; return the Device."""
+        return devices.set_status(context, self.placement, device_uuid,
+                                  status, reason)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def create_attribute(self, context, values):
+        """Add an attribute to a deployable; return the Attribute."""
+        return attributes.create(context, self.placement, values)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def delete_attribute(self, context, attribute_uuid):
+        """Delete an attribute."""
+        attributes.delete(context, self.placement, attribute_uuid)
+
     def heartbeat(self, context):
         """Record this conductor's own heartbeat (not an RPC endpoint)."""
         heartbeats.record(context, self.host, BINARY, rpcapi.TOPIC)
-
