@@ -6,6 +6,7 @@ from cyborg.clients import placement
 from cyborg import exception
 from cyborg.tests import base
 from cyborg.tests.fixtures import placement as placement_fixture
+from cyborg.tests.unit.clients import recording
 
 
 class RacingClient(placement.PlacementClient):
@@ -166,3 +167,196 @@ class TestPlacementFixtureServed(base.TestCase):
 
         self.assertTrue(fixture.endpoint.startswith('http://127.0.0.1:'))
         self.assertEqual(rp_uuid, client.get_provider_by_name('node1')['uuid'])
+
+
+class TestProviderTreeMethods(base.TestCase):
+    """Providers, inventories, traits and classes through the client."""
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.useFixture(placement_fixture.PlacementFixture())
+        self.client = recording.RecordingClient()
+        self.root = self.client.ensure_provider('node1')
+
+    def _raw(self, url):
+        response = self.placement.adapter.get(url)
+        self.assertEqual(200, response.status_code, response.text)
+        return response.json()
+
+    def _put_inventory(self, rp_uuid, inventories):
+        generation = self._raw('/resource_providers/%s' % rp_uuid)[
+            'generation']
+        response = self.placement.adapter.put(
+            '/resource_providers/%s/inventories' % rp_uuid,
+            json={'resource_provider_generation': generation,
+                  'inventories': inventories})
+        self.assertEqual(200, response.status_code, response.text)
+
+    def test_create_provider_under_a_parent(self):
+        rp_uuid = uuidutils.generate_uuid()
+
+        created = self.client.create_provider(rp_uuid, 'node1_fpga',
+                                              parent_uuid=self.root)
+
+        self.assertEqual((rp_uuid, 'node1_fpga', self.root, 0),
+                         (created['uuid'], created['name'],
+                          created['parent_provider_uuid'],
+                          created['generation']))
+
+    def test_create_provider_refuses_a_taken_name_or_uuid(self):
+        rp_uuid = uuidutils.generate_uuid()
+        self.client.create_provider(rp_uuid, 'node1_fpga', self.root)
+
+        self.assertRaises(exception.ResourceProviderConflict,
+                          self.client.create_provider,
+                          uuidutils.generate_uuid(), 'node1_fpga', self.root)
+        self.assertRaises(exception.ResourceProviderConflict,
+                          self.client.create_provider, rp_uuid, 'other',
+                          self.root)
+
+    def test_get_provider_tree_lists_the_tree_or_the_providers_with_traits(self):
+        owned = uuidutils.generate_uuid()
+        other = uuidutils.generate_uuid()
+        self.client.create_provider(owned, 'node1_a', self.root)
+        self.client.create_provider(other, 'node1_b', self.root)
+        self.client.ensure_provider('node2')
+        self.client.set_traits(owned, ['OWNER_CYBORG'])
+
+        tree = self.client.get_provider_tree(self.root)
+        only_owned = self.client.get_provider_tree(
+            self.root, required_traits=['OWNER_CYBORG'])
+
+        self.assertEqual({self.root, owned, other},
+                         {provider['uuid'] for provider in tree})
+        self.assertEqual([owned],
+                         [provider['uuid'] for provider in only_owned])
+
+    def test_delete_provider_twice_reports_it_already_gone(self):
+        rp_uuid = uuidutils.generate_uuid()
+        self.client.create_provider(rp_uuid, 'node1_fpga', self.root)
+
+        self.assertTrue(self.client.delete_provider(rp_uuid))
+        self.assertFalse(self.client.delete_provider(rp_uuid))
+        self.assertIsNone(self.client.get_provider(rp_uuid))
+
+    def test_delete_provider_with_children_raises_conflict(self):
+        self.client.create_provider(uuidutils.generate_uuid(), 'node1_fpga',
+                                    self.root)
+
+        self.assertRaises(exception.ResourceProviderConflict,
+                          self.client.delete_provider, self.root)
+
+    def test_ensure_resource_classes_creates_custom_ones_once_each(self):
+        self.client.requests.clear()
+
+        self.client.ensure_resource_classes(
+            ['FPGA', 'CUSTOM_PCI', 'CUSTOM_PCI', 'VGPU', 'CUSTOM_QAT'])
+        self.client.ensure_resource_classes(['CUSTOM_PCI'])
+
+        self.assertEqual([('PUT', '/resource_classes/CUSTOM_PCI'),
+                          ('PUT', '/resource_classes/CUSTOM_QAT'),
+                          ('PUT', '/resource_classes/CUSTOM_PCI')],
+                         self.client.requests)
+        self.assertEqual('CUSTOM_QAT',
+                         self._raw('/resource_classes/CUSTOM_QAT')['name'])
+
+    def test_ensure_traits_creates_custom_ones_once_each(self):
+        self.client.requests.clear()
+
+        self.client.ensure_traits(['OWNER_CYBORG', 'CUSTOM_FPGA_INTEL',
+                                   'CUSTOM_FPGA_INTEL'])
+
+        self.assertEqual([('PUT', '/traits/CUSTOM_FPGA_INTEL')],
+                         self.client.requests)
+        response = self.placement.adapter.get('/traits/CUSTOM_FPGA_INTEL')
+        self.assertEqual(204, response.status_code)
+
+    def test_ensure_traits_refuses_an_invalid_name(self):
+        error = self.assertRaises(exception.PlacementError,
+                                  self.client.ensure_traits,
+                                  ['CUSTOM_FPGA-INTEL'])
+        self.assertIn('400', str(error))
+
+    def test_set_traits_replaces_them_and_returns_the_generation(self):
+        self.client.ensure_traits(['CUSTOM_A', 'CUSTOM_B'])
+        self.client.set_traits(self.root, ['CUSTOM_A', 'OWNER_CYBORG'])
+
+        generation = self.client.set_traits(self.root, ['CUSTOM_B'])
+
+        shown = self.client.get_traits(self.root)
+        self.assertEqual(['CUSTOM_B'], shown['traits'])
+        self.assertEqual(generation, shown['resource_provider_generation'])
+        # Removing a trait from a provider leaves the trait itself.
+        response = self.placement.adapter.get('/traits/CUSTOM_A')
+        self.assertEqual(204, response.status_code)
+
+    def test_set_inventories_keeps_the_fields_it_does_not_name(self):
+        self._put_inventory(self.root, {'FPGA': {
+            'total': 4, 'max_unit': 2, 'allocation_ratio': 2.0,
+            'step_size': 2, 'min_unit': 2}})
+
+        generation = self.client.set_inventories(
+            self.root, {'FPGA': {'reserved': 4}})
+
+        shown = self.client.get_inventories(self.root)
+        self.assertEqual(generation, shown['resource_provider_generation'])
+        self.assertEqual(
+            {'total': 4, 'reserved': 4, 'max_unit': 2, 'min_unit': 2,
+             'step_size': 2, 'allocation_ratio': 2.0},
+            shown['inventories']['FPGA'])
+
+    def test_set_inventories_replaces_the_classes(self):
+        self._put_inventory(self.root, {'FPGA': {'total': 4}})
+
+        self.client.set_inventories(self.root, {'PGPU': {'total': 1}})
+
+        self.assertEqual(['PGPU'], list(
+            self.client.get_inventories(self.root)['inventories']))
+
+    def test_set_inventories_of_unknown_provider_raises_not_found(self):
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          self.client.set_inventories,
+                          uuidutils.generate_uuid(), {'FPGA': {'total': 1}})
+
+    def test_generation_conflicts_are_retried_with_a_fresh_read(self):
+        client = recording.GenerationBumpingClient(self.placement.adapter,
+                                                   bumps=1)
+        self._put_inventory(self.root, {'FPGA': {'total': 4}})
+
+        client.set_inventories(self.root, {'FPGA': {'total': 4,
+                                                    'reserved': 4}})
+        client.bumps = 1
+        client.set_traits(self.root, ['OWNER_CYBORG'])
+
+        self.assertEqual(0, client.bumps)
+        inventory_url = '/resource_providers/%s/inventories' % self.root
+        traits_url = '/resource_providers/%s/traits' % self.root
+        self.assertEqual([('GET', inventory_url), ('PUT', inventory_url),
+                          ('GET', inventory_url), ('PUT', inventory_url),
+                          ('GET', traits_url), ('PUT', traits_url),
+                          ('GET', traits_url), ('PUT', traits_url)],
+                         client.requests)
+        self.assertEqual(4, self.client.get_inventories(self.root)[
+            'inventories']['FPGA']['reserved'])
+        self.assertEqual(['OWNER_CYBORG'],
+                         self.client.get_traits(self.root)['traits'])
+
+    def test_a_stale_generation_given_by_the_caller_is_retried(self):
+        stale = self.client.get_inventories(self.root)
+        self.client.set_traits(self.root, ['OWNER_CYBORG'])
+
+        self.client.set_inventories(self.root, {'FPGA': {'total': 2}},
+                                    current=stale)
+
+        self.assertEqual(2, self.client.get_inventories(self.root)[
+            'inventories']['FPGA']['total'])
+
+    def test_endless_generation_conflicts_raise_after_bounded_attempts(self):
+        client = recording.GenerationBumpingClient(self.placement.adapter,
+                                                   bumps=100)
+
+        self.assertRaises(exception.ResourceProviderConflict,
+                          client.set_traits, self.root, ['OWNER_CYBORG'])
+        self.assertEqual(placement.GENERATION_ATTEMPTS,
+                         len(client.writes))
+        self.assertEqual([], self.client.get_traits(self.root)['traits'])
