@@ -1,0 +1,498 @@
+"""inventory_report.apply: an agent's report becomes the host's rows, in bulk.
+
+``ReconciliationTests`` holds the cases; this module runs them on SQLite
+and ``cyborg/tests/functional/db/test_inventory_report.py`` on MariaDB and
+PostgreSQL. The statement-count cases run on SQLite only.
+"""
+
+import sqlalchemy as sa
+
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg.agent.drivers import base as drivers
+from cyborg.conductor import inventory_report
+from cyborg.db import models
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+from cyborg.tests.unit.db import records
+from cyborg.tests.unit.objects import test_list_statement_counts
+
+TABLES = {
+    'devices': models.Device.__table__,
+    'controlpath_ids': models.ControlpathID.__table__,
+    'deployables': models.Deployable.__table__,
+    'attributes': models.Attribute.__table__,
+    'attach_handles': models.AttachHandle.__table__,
+}
+
+
+def pci(bus, function=0):
+    """A PCI address as drivers report it in cpid_info and attach_info."""
+    return {'domain': '0000', 'bus': '%02x' % bus, 'device': '00',
+            'function': str(function)}
+
+
+def fpga(bus, vfs=3, model='test-fpga', in_use=(), shell_version='1.0'):
+    """A card on PCI bus ``bus``: PF root, one region, ``vfs`` VF deployables.
+
+    The root has an ``rc`` but no accelerators, the region an ``rc`` and
+    ``vfs`` accelerators (the only resource provider), each VF one
+    accelerator and no ``rc``; VF ``n`` has attach handle function ``n``,
+    in use when ``n`` is in ``in_use``.
+    """
+    name = 'fpga-0000:%02x:00.0' % bus
+    vf_deployables = [
+        drivers.DriverDeployable(
+            name='%s-vf%d' % (name, number), num_accelerators=1,
+            attributes={'function': 'vf%d' % number},
+            attach_handles=[drivers.DriverAttachHandle(
+                attach_type='PCI', attach_info=pci(bus, number),
+                in_use=number in in_use)])
+        for number in range(1, vfs + 1)]
+    region = drivers.DriverDeployable(
+        name=name + '-region0', num_accelerators=vfs,
+        attributes={'rc': 'FPGA', 'trait0': 'CUSTOM_FPGA_TEST'},
+        children=vf_deployables)
+    root = drivers.DriverDeployable(
+        name=name, num_accelerators=0,
+        attributes={'rc': 'FPGA',
+                    'shell': {'name': 'test-shell',
+                              'version': shell_version}},
+        children=[region])
+    return drivers.DriverDevice(
+        type='FPGA', vendor='0x8086', model=model,
+        controlpath_id=drivers.DriverControlpathId(cpid_type='PCI',
+                                                   cpid_info=pci(bus)),
+        std_board_info={'device_id': '0x0b30', 'class': 'accelerator'},
+        vendor_board_info={'shell': 'test-shell'},
+        deployables=[root])
+
+
+def report(*devices):
+    """The primitives an agent sends for ``devices``."""
+    return [drivers.device_to_primitive(device, 'test_driver')
+            for device in devices]
+
+
+class ReconciliationTests:
+    """The cases, for a test case that sets ``self.database`` in setUp."""
+
+    def setUp(self):
+        super().setUp()
+        self.context = cyborg_context.get_admin_context()
+
+    def apply(self, host, *devices):
+        inventory_report.apply(self.context, host, report(*devices))
+
+    def rows(self, table_name, host='compute-1'):
+        """Rows of ``table_name`` belonging to ``host``, as dicts by id order."""
+        table = TABLES[table_name]
+        devices = TABLES['devices']
+        deployables = TABLES['deployables']
+        if table_name == 'devices':
+            query = sa.select(table).where(table.c.hostname == host)
+        elif table_name in ('controlpath_ids', 'deployables'):
+            query = sa.select(table).join(
+                devices, table.c.device_id == devices.c.id).where(
+                devices.c.hostname == host)
+        else:
+            query = sa.select(table).join(
+                deployables, table.c.deployable_id == deployables.c.id).join(
+                devices, deployables.c.device_id == devices.c.id).where(
+                devices.c.hostname == host)
+        with self.database.engine.connect() as connection:
+            return [dict(row) for row in
+                    connection.execute(query.order_by(table.c.id)).mappings()]
+
+    def snapshot(self, host='compute-1'):
+        return {name: self.rows(name, host) for name in TABLES}
+
+    def deployable(self, name, host='compute-1'):
+        return next(row for row in self.rows('deployables', host)
+                    if row['name'] == name)
+
+    def bind(self, deployable_name, state='Bound', handle=True):
+        """A bound ARQ on a deployable (and its first handle)."""
+        deployable = self.deployable(deployable_name)
+        handles = [row for row in self.rows('attach_handles')
+                   if row['deployable_id'] == deployable['id']]
+        profile = records.make_device_profile(self.context)
+        return records.make_arq(
+            self.context, profile, state=state, hostname='compute-1',
+            deployable_id=deployable['id'],
+            attach_handle_id=handles[0]['id'] if handle else None)
+
+    def test_first_report_creates_the_whole_tree(self):
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+
+        [device] = self.rows('devices')
+        self.assertEqual(
+            ('FPGA', '0x8086', 'test-fpga', 'enabled', None),
+            (device['type'], device['vendor'], device['model'],
+             device['status'], device['status_reason']))
+        self.assertEqual('{"class":"accelerator","device_id":"0x0b30"}',
+                         device['std_board_info'])
+        [cpid] = self.rows('controlpath_ids')
+        self.assertEqual((device['id'], 'PCI', inventory_report.canonical_json(
+            pci(0x5e))), (cpid['device_id'], cpid['cpid_type'],
+                          cpid['cpid_info']))
+
+        root = self.deployable('fpga-0000:5e:00.0')
+        region = self.deployable('fpga-0000:5e:00.0-region0')
+        vf1 = self.deployable('fpga-0000:5e:00.0-vf1')
+        vf2 = self.deployable('fpga-0000:5e:00.0-vf2')
+        self.assertEqual(4, len(self.rows('deployables')))
+        self.assertEqual((None, None), (root['parent_id'], root['root_id']))
+        self.assertEqual((root['id'], root['id']),
+                         (region['parent_id'], region['root_id']))
+        for vf in (vf1, vf2):
+            self.assertEqual((region['id'], root['id']),
+                             (vf['parent_id'], vf['root_id']))
+            self.assertEqual(1, vf['num_accelerators'])
+        self.assertEqual({'test_driver'}, {row['driver_name'] for row in
+                                           self.rows('deployables')})
+        self.assertEqual({device['id']}, {row['device_id'] for row in
+                                          self.rows('deployables')})
+        # Only the region has accelerators and an rc.
+        self.assertIsNotNone(region['rp_uuid'])
+        self.assertEqual([None, None, None],
+                         [root['rp_uuid'], vf1['rp_uuid'], vf2['rp_uuid']])
+
+        attributes = self.rows('attributes')
+        by_key = {(row['deployable_id'], row['key']): row
+                  for row in attributes}
+        self.assertEqual(8, len(attributes))
+        shell = by_key[(root['id'], 'shell')]
+        self.assertIsNone(shell['value'])
+        self.assertEqual(
+            {('name', 'test-shell'), ('version', '1.0')},
+            {(row['key'], row['value']) for row in attributes
+             if row['parent_attribute_id'] == shell['id']})
+        self.assertEqual('FPGA', by_key[(region['id'], 'rc')]['value'])
+        self.assertEqual('CUSTOM_FPGA_TEST',
+                         by_key[(region['id'], 'trait0')]['value'])
+        self.assertEqual('vf2', by_key[(vf2['id'], 'function')]['value'])
+
+        handles = self.rows('attach_handles')
+        self.assertEqual(
+            [(vf1['id'], cpid['id'], 'PCI',
+              inventory_report.canonical_json(pci(0x5e, 1)), False),
+             (vf2['id'], cpid['id'], 'PCI',
+              inventory_report.canonical_json(pci(0x5e, 2)), False)],
+            [(row['deployable_id'], row['cpid_id'], row['attach_type'],
+              row['attach_info'], row['in_use']) for row in handles])
+
+    def test_identical_report_changes_nothing(self):
+        self.apply('compute-1', fpga(0x5e), fpga(0x5f))
+        first = self.snapshot()
+
+        self.apply('compute-1', fpga(0x5e), fpga(0x5f))
+
+        self.assertEqual(first, self.snapshot())
+        for rows in first.values():
+            self.assertEqual([None] * len(rows),
+                             [row['updated_at'] for row in rows])
+
+    def test_more_and_fewer_vfs_add_and_remove_deployables_and_handles(self):
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+        region = self.deployable('fpga-0000:5e:00.0-region0')
+        vf1 = self.deployable('fpga-0000:5e:00.0-vf1')
+
+        self.apply('compute-1', fpga(0x5e, vfs=4))
+
+        names = [row['name'] for row in self.rows('deployables')]
+        self.assertEqual(6, len(names))
+        vf4 = self.deployable('fpga-0000:5e:00.0-vf4')
+        self.assertEqual((region['id'], region['parent_id']),
+                         (vf4['parent_id'], vf4['root_id']))
+        self.assertEqual(vf1, self.deployable('fpga-0000:5e:00.0-vf1'))
+        self.assertEqual(4, len(self.rows('attach_handles')))
+        changed_region = self.deployable('fpga-0000:5e:00.0-region0')
+        self.assertEqual(4, changed_region['num_accelerators'])
+        self.assertEqual(region['rp_uuid'], changed_region['rp_uuid'])
+
+        self.apply('compute-1', fpga(0x5e, vfs=1))
+
+        self.assertEqual(
+            ['fpga-0000:5e:00.0', 'fpga-0000:5e:00.0-region0',
+             'fpga-0000:5e:00.0-vf1'],
+            sorted(row['name'] for row in self.rows('deployables')))
+        [handle] = self.rows('attach_handles')
+        self.assertEqual(vf1['id'], handle['deployable_id'])
+        # The removed VFs' attributes went with them.
+        self.assertEqual(7, len(self.rows('attributes')))
+
+    def test_changed_fields_are_updated_in_place(self):
+        self.apply('compute-1', fpga(0x5e))
+        before = self.snapshot()
+
+        self.apply('compute-1', fpga(0x5e, model='test-fpga-v2', in_use={2},
+                                     shell_version='2.0'))
+
+        after = self.snapshot()
+        for name in TABLES:
+            self.assertEqual([row['id'] for row in before[name]],
+                             [row['id'] for row in after[name]], name)
+        [device] = after['devices']
+        self.assertEqual('test-fpga-v2', device['model'])
+        self.assertIsNotNone(device['updated_at'])
+        version = next(row for row in after['attributes']
+                       if row['key'] == 'version')
+        self.assertEqual('2.0', version['value'])
+        self.assertEqual([False, True, False],
+                         [row['in_use'] for row in after['attach_handles']])
+        changed = {(name, row['id']) for name in TABLES
+                   for row in after[name] if row['updated_at'] is not None}
+        self.assertEqual(3, len(changed))
+
+    def test_removed_device_disappears_with_all_its_rows(self):
+        self.apply('compute-1', fpga(0x5e), fpga(0x5f))
+
+        self.apply('compute-1', fpga(0x5f))
+
+        [device] = self.rows('devices')
+        [cpid] = self.rows('controlpath_ids')
+        self.assertEqual(inventory_report.canonical_json(pci(0x5f)),
+                         cpid['cpid_info'])
+        self.assertEqual(5, len(self.rows('deployables')))
+        self.assertEqual(3, len(self.rows('attach_handles')))
+        self.assertEqual(9, len(self.rows('attributes')))
+        self.assertFalse([row for row in self.rows('deployables')
+                          if '5e' in row['name']])
+        with self.database.engine.connect() as connection:
+            for name, table in TABLES.items():
+                # No orphan is left behind, on any host.
+                self.assertEqual(
+                    len(self.rows(name)),
+                    connection.execute(sa.select(sa.func.count()).select_from(
+                        table)).scalar(), name)
+
+        self.apply('compute-1')
+
+        self.assertEqual({name: [] for name in TABLES}, self.snapshot())
+
+    def test_removed_device_with_a_bound_arq_is_kept_and_marked(self):
+        self.apply('compute-1', fpga(0x5e), fpga(0x5f))
+        kept = self.snapshot()
+        arq = self.bind('fpga-0000:5e:00.0-vf1')
+
+        self.apply('compute-1', fpga(0x5f))
+
+        device = next(row for row in self.rows('devices')
+                      if row['id'] == kept['devices'][0]['id'])
+        self.assertEqual('maintaining', device['status'])
+        self.assertIn('Not reported by the agent of compute-1 since ',
+                      device['status_reason'])
+        self.assertTrue(device['status_reason'].endswith(
+            '; kept while accelerator requests are bound'))
+        self.assertEqual(len(kept['deployables']),
+                         len(self.rows('deployables')))
+        self.assertEqual(len(kept['attach_handles']),
+                         len(self.rows('attach_handles')))
+
+        # Still gone at the next report: the mark and its time stay.
+        self.apply('compute-1', fpga(0x5f))
+        self.assertEqual(device, next(row for row in self.rows('devices')
+                                      if row['id'] == device['id']))
+
+        # Back again: the report's own mark is lifted.
+        self.apply('compute-1', fpga(0x5e), fpga(0x5f))
+        device = next(row for row in self.rows('devices')
+                      if row['id'] == device['id'])
+        self.assertEqual(('enabled', None),
+                         (device['status'], device['status_reason']))
+
+        # Gone once the ARQ let go of it.
+        arq.state = 'Unbound'
+        arq.save(self.context)
+        self.apply('compute-1', fpga(0x5f))
+        self.assertEqual(1, len(self.rows('devices')))
+
+    def test_unreported_vf_with_a_bound_arq_is_kept_and_marked(self):
+        self.apply('compute-1', fpga(0x5e, vfs=3))
+        self.bind('fpga-0000:5e:00.0-vf3', state='BindStarted')
+
+        self.apply('compute-1', fpga(0x5e, vfs=1))
+
+        self.assertEqual(
+            ['fpga-0000:5e:00.0-vf1', 'fpga-0000:5e:00.0-vf3'],
+            sorted(row['name'] for row in self.rows('deployables')
+                   if '-vf' in row['name']))
+        self.assertEqual(2, len(self.rows('attach_handles')))
+        [device] = self.rows('devices')
+        self.assertEqual('maintaining', device['status'])
+        self.assertTrue(device['status_reason'].startswith(
+            'Deployable fpga-0000:5e:00.0-vf3 not reported by the agent of '
+            'compute-1 since '))
+
+    def test_bound_handle_stays_in_use_whatever_the_driver_says(self):
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+        arq = self.bind('fpga-0000:5e:00.0-vf1')
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(TABLES['attach_handles']).values(
+                in_use=True))
+
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+
+        self.assertEqual([True, False], [row['in_use'] for row in
+                                         self.rows('attach_handles')])
+        arq.state = 'Unbound'
+        arq.save(self.context)
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+        self.assertEqual([False, False], [row['in_use'] for row in
+                                          self.rows('attach_handles')])
+
+    def test_disabled_device_stays_maintaining(self):
+        self.apply('compute-1', fpga(0x5e))
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(TABLES['devices']).values(
+                status='maintaining', status_reason='fan failure'))
+
+        self.apply('compute-1', fpga(0x5e, model='test-fpga-v2', vfs=4))
+
+        [device] = self.rows('devices')
+        self.assertEqual(('maintaining', 'fan failure', 'test-fpga-v2'),
+                         (device['status'], device['status_reason'],
+                          device['model']))
+
+    def test_two_hosts_with_identical_output_get_their_own_rows(self):
+        self.apply('compute-1', fpga(0x5e))
+        self.apply('compute-2', fpga(0x5e))
+
+        one = self.snapshot('compute-1')
+        two = self.snapshot('compute-2')
+        for name in TABLES:
+            self.assertEqual(len(one[name]), len(two[name]), name)
+            self.assertFalse({row['id'] for row in one[name]}
+                             & {row['id'] for row in two[name]}, name)
+        self.assertEqual([row['name'] for row in one['deployables']],
+                         [row['name'] for row in two['deployables']])
+        rp_uuids = [row['rp_uuid'] for row in one['deployables'] +
+                    two['deployables'] if row['rp_uuid']]
+        self.assertEqual(2, len(set(rp_uuids)))
+
+    def test_report_of_one_host_never_touches_another(self):
+        self.apply('compute-2', fpga(0x5e), fpga(0x5f))
+        other = self.snapshot('compute-2')
+
+        self.apply('compute-1', fpga(0x5e))
+        self.apply('compute-1', fpga(0x5e, vfs=1, model='changed'))
+        self.apply('compute-1')
+
+        self.assertEqual(other, self.snapshot('compute-2'))
+        self.assertEqual([], self.rows('devices'))
+
+    def test_malformed_report_writes_nothing(self):
+        self.apply('compute-1', fpga(0x5e))
+        before = self.snapshot()
+
+        def bad_handle(primitive):
+            region = primitive['deployables'][0]['children'][0]
+            region['children'][0]['attach_handles'][0]['attach_type'] = 'USB'
+
+        def missing_model(primitive):
+            del primitive['model']
+
+        def text_accelerators(primitive):
+            primitive['deployables'][0]['num_accelerators'] = '4'
+
+        def list_attribute(primitive):
+            primitive['deployables'][0]['attributes']['ports'] = [1, 2]
+
+        def bad_name(primitive):
+            primitive['deployables'][0]['name'] = 'spaces are not allowed'
+
+        def twice_named(primitive):
+            region = primitive['deployables'][0]['children'][0]
+            region['children'][1]['name'] = region['children'][0]['name']
+
+        cases = [(bad_handle, "attach_type 'USB' is not one of PCI, MDEV"),
+                 (missing_model, "missing 'model'"),
+                 (text_accelerators, "'num_accelerators' must be an integer"),
+                 (list_attribute, "attribute 'ports' has a list value"),
+                 (bad_name, 'a name is made of letters'),
+                 (twice_named, 'reported twice on the host')]
+        for spoil, problem in cases:
+            # A valid new device comes first: it must not be written either.
+            devices = report(fpga(0x60, vfs=1), fpga(0x5e, vfs=5))
+            spoil(devices[1])
+
+            error = self.assertRaises(exception.Invalid,
+                                      inventory_report.apply, self.context,
+                                      'compute-1', devices)
+
+            self.assertIn(problem, str(error))
+            self.assertIn('compute-1', str(error))
+            self.assertEqual(before, self.snapshot())
+
+        for not_a_report in (None, {'devices': []}, ['device']):
+            self.assertRaises(exception.Invalid, inventory_report.apply,
+                              self.context, 'compute-1', not_a_report)
+        self.assertEqual(before, self.snapshot())
+
+
+class TestReconciliationOnSQLite(ReconciliationTests, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database())
+
+
+class TestStatementCounts(base.TestCase):
+    """A report costs the same statements for 1 device or 200."""
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database())
+        self.context = cyborg_context.get_admin_context()
+
+    def statements_of(self, host, devices):
+        with test_list_statement_counts.counting_statements(
+                self.database.engine) as statements:
+            inventory_report.apply(self.context, host, report(*devices))
+        return statements
+
+    def test_unchanged_report_costs_the_same_for_1_or_200_devices(self):
+        one = [fpga(0)]
+        many = [fpga(bus) for bus in range(200)]
+        self.statements_of('compute-1', one)
+        self.statements_of('compute-2', many)
+
+        for_one = self.statements_of('compute-1', one)
+        for_many = self.statements_of('compute-2', many)
+
+        self.assertEqual(len(for_one), len(for_many))
+        # One read per table: devices with control paths, deployables,
+        # attributes, attach handles; nothing written.
+        self.assertEqual(4, len(for_many), for_many)
+        self.assertTrue(all(statement.lstrip().upper().startswith('SELECT')
+                            for statement in for_many))
+
+    def test_first_report_costs_the_same_for_2_or_200_devices(self):
+        for_two = self.statements_of('compute-1', [fpga(0), fpga(1)])
+        for_many = self.statements_of(
+            'compute-2', [fpga(bus) for bus in range(200)])
+
+        self.assertEqual(len(for_two), len(for_many))
+        # 4 reads, devices, control paths, 3 deployable levels,
+        # 2 attribute levels, attach handles.
+        self.assertEqual(12, len(for_many), for_many)
+        self.assertEqual(200, len(self.rows_of('compute-2')))
+
+    def test_changes_on_200_devices_cost_a_bounded_number(self):
+        self.statements_of('compute-1', [fpga(bus) for bus in range(200)])
+
+        changed = self.statements_of(
+            'compute-1', [fpga(bus, vfs=2, model='v2', in_use={1})
+                          for bus in range(1, 200)])
+
+        # 4 reads, device, deployable and attribute updates (one per level
+        # with changes), in_use, the ARQ check and four deletes.
+        self.assertLessEqual(len(changed), 16, changed)
+        self.assertEqual(199, len(self.rows_of('compute-1')))
+
+    def rows_of(self, host):
+        devices = TABLES['devices']
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(devices.c.id).where(
+                devices.c.hostname == host)).all()
