@@ -1,9 +1,297 @@
 """Keep Placement in step with the database, one host at a time.
 
-Being written for issue 3 (inventory).
+A host's deployables with accelerators become resource providers under the
+compute-node provider named after the host (api-contract.md section 6):
+uuid = the deployable's rp_uuid, inventory in its ``rc`` class, traits
+OWNER_CYBORG plus its ``trait*`` attributes. The database is the truth; a
+sync that fails is repeated by the host's next report or device change.
 """
+
+import collections
+import logging
+import re
+import threading
+import weakref
+
+import os_resource_classes
+import os_traits
+
+from cyborg import exception
+from cyborg.db.queries import placement as placement_queries
+from cyborg.objects import fields
+
+LOG = logging.getLogger(__name__)
+
+OWNER_TRAIT = os_traits.OWNER_CYBORG
+
+_CUSTOM_NAME = re.compile(r'CUSTOM_[A-Z0-9_]+')
+
+# What one deployable's provider should be; ``traits`` is a frozenset.
+DesiredProvider = collections.namedtuple('DesiredProvider', [
+    'uuid', 'name', 'resource_class', 'total', 'reserved', 'traits'])
+
+# Per Placement client, per host: {rp_uuid: (generation, DesiredProvider)}
+# last written or checked. A provider whose generation has not moved since
+# needs no request; any error drops the host's entries.
+_written = weakref.WeakKeyDictionary()
+_written_lock = threading.Lock()
+
+# Syncs of one host run one at a time in this process (reports, device
+# status and attribute changes arrive on different RPC threads).
+_host_locks = collections.defaultdict(threading.Lock)
+_host_locks_lock = threading.Lock()
 
 
 def sync_host(context, placement, host):
-    """Make ``host``'s provider tree in Placement match the database."""
-    raise NotImplementedError('Placement sync lands with issue 3')
+    """Make ``host``'s provider tree in Placement match the database.
+
+    Returns True when Placement is in step, False when Placement could not
+    be reached: that is logged once at WARNING and left to the host's next
+    inventory report (or device change) to repeat, because the database
+    side is already committed.
+
+    :raises: PlacementError or ResourceProviderConflict when Placement
+        refuses a request (after every other provider was handled)
+    """
+    with _lock_of(host):
+        written = _written_of(placement, host)
+        try:
+            _sync(context, placement, host, written)
+        except exception.PlacementUnavailable as error:
+            written.clear()
+            LOG.warning('Resource providers of host %s not synced: %s. The '
+                        'next inventory report of %s (or a change of one of '
+                        'its devices) syncs them again.', host, error, host)
+            return False
+        except Exception:
+            written.clear()
+            raise
+    return True
+
+
+def desired_providers(context, host):
+    """The providers ``host`` should have, by uuid, read from the database."""
+    desired = {}
+    for source in placement_queries.provider_sources_of_host(context, host):
+        resource_class = source.resource_class
+        if resource_class is None:
+            continue
+        if not _is_valid_resource_class(resource_class):
+            LOG.warning('Deployable %s of host %s has the invalid resource '
+                        'class %r; it gets no resource provider',
+                        source.deployable_name, host, resource_class)
+            continue
+        traits = {OWNER_TRAIT}
+        for trait in source.traits:
+            if _is_valid_trait(trait):
+                traits.add(trait)
+            else:
+                LOG.warning('Deployable %s of host %s has the invalid trait '
+                            '%r; it is left out of Placement',
+                            source.deployable_name, host, trait)
+        total = source.num_accelerators
+        reserved = (total
+                    if source.device_status == fields.DeviceStatus.MAINTAINING
+                    else 0)
+        desired[source.rp_uuid] = DesiredProvider(
+            source.rp_uuid, '%s_%s' % (host, source.deployable_name),
+            resource_class, total, reserved, frozenset(traits))
+    return desired
+
+
+def _sync(context, placement, host, written):
+    desired = desired_providers(context, host)
+    compute_node = placement.get_provider_by_name(host)
+    if compute_node is None:
+        if not desired:
+            written.clear()
+            return
+        # Nova has not registered this host (yet): the all-in-one alone.
+        compute_node_uuid = placement.ensure_provider(host)
+        owned = {}
+    else:
+        compute_node_uuid = compute_node['uuid']
+        owned = {provider['uuid']: provider
+                 for provider in placement.get_provider_tree(
+                     compute_node_uuid, required_traits=[OWNER_TRAIT])
+                 if provider['uuid'] != compute_node_uuid}
+
+    errors = []
+    # Deleting first frees the names of stale providers for new ones.
+    _delete_stale(placement, owned, desired, written, errors)
+
+    pending = []
+    for want in desired.values():
+        provider = owned.get(want.uuid)
+        if (provider is not None
+                and written.get(want.uuid) == (provider['generation'], want)):
+            continue
+        try:
+            state = _current_state(placement, want, provider,
+                                   compute_node_uuid)
+        except (exception.PlacementError,
+                exception.ResourceProviderConflict) as error:
+            _record_error(errors, want, error)
+            continue
+        if state.inventories_match and state.traits_match:
+            written[want.uuid] = (state.generation, want)
+        else:
+            pending.append(state)
+
+    # Classes and traits a provider already has exist: no need to PUT them.
+    placement.ensure_resource_classes(
+        state.want.resource_class for state in pending
+        if state.want.resource_class not in state.inventories['inventories'])
+    placement.ensure_traits(
+        trait for state in pending
+        for trait in state.want.traits - state.traits)
+    for state in pending:
+        try:
+            written[state.want.uuid] = (_write(placement, state), state.want)
+        except exception.ResourceProviderNotFound as error:
+            written.pop(state.want.uuid, None)
+            LOG.warning('%s; it is created again at the next sync', error)
+        except (exception.PlacementError,
+                exception.ResourceProviderConflict) as error:
+            written.pop(state.want.uuid, None)
+            _record_error(errors, state.want, error)
+
+    for rp_uuid in set(written) - set(desired):
+        del written[rp_uuid]
+    if errors:
+        raise errors[0]
+
+
+# A provider as Placement holds it, compared with what it should be.
+_State = collections.namedtuple('_State', [
+    'want', 'generation', 'inventories', 'inventories_match', 'traits',
+    'traits_generation', 'traits_match'])
+
+
+def _current_state(placement, want, provider, compute_node_uuid):
+    """Read (or create) the provider of ``want`` and compare it."""
+    if provider is None:
+        created = _create(placement, want, compute_node_uuid)
+        if created is not None:
+            generation = created['generation']
+            inventories = {'resource_provider_generation': generation,
+                           'inventories': {}}
+            return _State(want, generation, inventories, False, frozenset(),
+                          generation, False)
+    inventories = placement.get_inventories(want.uuid)
+    held_traits = placement.get_traits(want.uuid)
+    traits = frozenset(held_traits['traits'])
+    return _State(want, held_traits['resource_provider_generation'],
+                  inventories,
+                  _inventories_match(inventories['inventories'], want),
+                  traits, held_traits['resource_provider_generation'],
+                  traits == want.traits)
+
+
+def _create(placement, want, compute_node_uuid):
+    """Create the provider; None when it exists already (outside the owned tree)."""
+    try:
+        return placement.create_provider(want.uuid, want.name,
+                                         parent_uuid=compute_node_uuid)
+    except exception.ResourceProviderConflict:
+        existing = placement.get_provider(want.uuid)
+        if existing is None:
+            raise  # the name belongs to another provider
+        if existing['parent_provider_uuid'] != compute_node_uuid:
+            LOG.warning('Resource provider %s (%s) is not a child of the '
+                        'compute node provider %s; its inventory and traits '
+                        'are kept in step where it is', want.name, want.uuid,
+                        compute_node_uuid)
+        return None
+
+
+def _inventories_match(held, want):
+    if set(held) != {want.resource_class}:
+        return False
+    record = held[want.resource_class]
+    return ((record.get('total'), record.get('max_unit'),
+             record.get('reserved'))
+            == (want.total, want.total, want.reserved))
+
+
+def _write(placement, state):
+    """Write what differs (traits first: they mark the provider as ours)."""
+    want = state.want
+    generation = state.generation
+    if not state.traits_match:
+        generation = placement.set_traits(
+            want.uuid, want.traits, generation=state.traits_generation)
+    if not state.inventories_match:
+        inventories = state.inventories
+        if not state.traits_match:
+            inventories = dict(inventories,
+                               resource_provider_generation=generation)
+        generation = placement.set_inventories(
+            want.uuid,
+            {want.resource_class: {'total': want.total,
+                                   'max_unit': want.total,
+                                   'reserved': want.reserved}},
+            current=inventories)
+    LOG.debug('Resource provider %s (%s) set to %d %s, %d reserved, traits '
+              '%s', want.name, want.uuid, want.total, want.resource_class,
+              want.reserved, ', '.join(sorted(want.traits)))
+    return generation
+
+
+def _delete_stale(placement, owned, desired, written, errors):
+    """Delete owned providers no deployable wants, children before parents."""
+    stale = [provider for rp_uuid, provider in owned.items()
+             if rp_uuid not in desired]
+    for provider in sorted(stale, key=lambda item: -_depth(item, owned)):
+        written.pop(provider['uuid'], None)
+        try:
+            placement.delete_provider(provider['uuid'])
+        except exception.ResourceProviderConflict as error:
+            LOG.warning('%s; deleting it is tried again at the next sync',
+                        error)
+        except exception.PlacementError as error:
+            errors.append(error)
+            LOG.error('Resource provider %s (%s) could not be deleted: %s',
+                      provider['name'], provider['uuid'], error)
+
+
+def _depth(provider, owned):
+    depth = 0
+    parent = provider.get('parent_provider_uuid')
+    while parent in owned and depth < len(owned):
+        depth += 1
+        parent = owned[parent].get('parent_provider_uuid')
+    return depth
+
+
+def _record_error(errors, want, error):
+    errors.append(error)
+    LOG.error('Resource provider %s (%s) could not be synced: %s', want.name,
+              want.uuid, error)
+
+
+def _is_valid_resource_class(name):
+    return (name in os_resource_classes.STANDARDS
+            or _CUSTOM_NAME.fullmatch(name) is not None)
+
+
+_standard_traits = None
+
+
+def _is_valid_trait(name):
+    global _standard_traits
+    if _CUSTOM_NAME.fullmatch(name):
+        return True
+    if _standard_traits is None:
+        _standard_traits = frozenset(os_traits.get_traits())
+    return name in _standard_traits
+
+
+def _lock_of(host):
+    with _host_locks_lock:
+        return _host_locks[host]
+
+
+def _written_of(placement, host):
+    with _written_lock:
+        return _written.setdefault(placement, {}).setdefault(host, {})

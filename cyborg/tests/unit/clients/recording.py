@@ -30,15 +30,17 @@ class RecordingClient(placement.PlacementClient):
 class GenerationBumpingClient(RecordingClient):
     """Bumps a provider's generation right after this client reads it.
 
-    ``bumps`` is how many reads (of inventories or traits) are followed by
-    another writer changing the provider, through ``raw_adapter`` (not this
-    client), before this client's PUT.
+    ``bumps`` is how many reads (of inventories or traits, of the provider
+    ``rp_uuid`` or of any) are followed by another writer changing the
+    provider, through ``raw_adapter`` (not this client), before this
+    client's PUT.
     """
 
-    def __init__(self, raw_adapter, bumps=1, **kwargs):
+    def __init__(self, raw_adapter, bumps=1, rp_uuid=None, **kwargs):
         super().__init__(**kwargs)
         self._raw_adapter = raw_adapter
         self.bumps = bumps
+        self.rp_uuid = rp_uuid
 
     def get_inventories(self, rp_uuid):
         current = super().get_inventories(rp_uuid)
@@ -51,7 +53,7 @@ class GenerationBumpingClient(RecordingClient):
         return current
 
     def _bump(self, rp_uuid):
-        if self.bumps <= 0:
+        if self.bumps <= 0 or self.rp_uuid not in (None, rp_uuid):
             return
         self.bumps -= 1
         url = '/resource_providers/%s/aggregates' % rp_uuid
