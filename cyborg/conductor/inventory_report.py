@@ -20,7 +20,6 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg.db import api as db_api
-from cyborg.db import models
 from cyborg.db.queries import inventory
 
 LOG = logging.getLogger(__name__)
@@ -300,7 +299,9 @@ class _Reconciliation:
         self.context = context
         self.host = host
         self.reported = reported
-        self.now = models._utcnow()
+        # Naive UTC, as the models' own created_at/updated_at defaults.
+        self.now = datetime.datetime.now(datetime.timezone.utc).replace(
+            tzinfo=None)
         # Parts of reported devices kept although unreported: device id ->
         # description of the first such part.
         self.kept_parts = {}

@@ -1,8 +1,9 @@
 """inventory_report.apply: an agent's report becomes the host's rows, in bulk.
 
-``ReconciliationTests`` holds the cases; this module runs them on SQLite
-and ``cyborg/tests/functional/db/test_inventory_report.py`` on MariaDB and
-PostgreSQL. The statement-count cases run on SQLite only.
+``ReconciliationTests`` and ``StatementCountTests`` hold the cases; this
+module runs them on SQLite and
+``cyborg/tests/functional/db/test_inventory_report.py`` on MariaDB and
+PostgreSQL.
 """
 
 import sqlalchemy as sa
@@ -438,19 +439,34 @@ class TestReconciliationOnSQLite(ReconciliationTests, base.TestCase):
         self.database = self.useFixture(database.Database())
 
 
-class TestStatementCounts(base.TestCase):
-    """A report costs the same statements for 1 device or 200."""
+def statements_of(database_fixture, context, host, devices):
+    """The SQL statements one report of ``devices`` by ``host`` runs."""
+    with test_list_statement_counts.counting_statements(
+            database_fixture.engine) as statements:
+        inventory_report.apply(context, host, report(*devices))
+    return statements
+
+
+def device_ids_of(database_fixture, host):
+    """Ids of the device rows of ``host``."""
+    devices = TABLES['devices']
+    with database_fixture.engine.connect() as connection:
+        return connection.execute(sa.select(devices.c.id).where(
+            devices.c.hostname == host)).scalars().all()
+
+
+class StatementCountTests:
+    """A report costs the same statements for 1 device or 200.
+
+    For a test case that sets ``self.database`` in setUp.
+    """
 
     def setUp(self):
         super().setUp()
-        self.database = self.useFixture(database.Database())
         self.context = cyborg_context.get_admin_context()
 
     def statements_of(self, host, devices):
-        with test_list_statement_counts.counting_statements(
-                self.database.engine) as statements:
-            inventory_report.apply(self.context, host, report(*devices))
-        return statements
+        return statements_of(self.database, self.context, host, devices)
 
     def test_unchanged_report_costs_the_same_for_1_or_200_devices(self):
         one = [fpga(0)]
@@ -477,7 +493,7 @@ class TestStatementCounts(base.TestCase):
         # 4 reads, devices, control paths, 3 deployable levels,
         # 2 attribute levels, attach handles.
         self.assertEqual(12, len(for_many), for_many)
-        self.assertEqual(200, len(self.rows_of('compute-2')))
+        self.assertEqual(200, len(device_ids_of(self.database, 'compute-2')))
 
     def test_changes_on_200_devices_cost_a_bounded_number(self):
         self.statements_of('compute-1', [fpga(bus) for bus in range(200)])
@@ -489,10 +505,11 @@ class TestStatementCounts(base.TestCase):
         # 4 reads, device, deployable and attribute updates (one per level
         # with changes), in_use, the ARQ check and four deletes.
         self.assertLessEqual(len(changed), 16, changed)
-        self.assertEqual(199, len(self.rows_of('compute-1')))
+        self.assertEqual(199, len(device_ids_of(self.database, 'compute-1')))
 
-    def rows_of(self, host):
-        devices = TABLES['devices']
-        with self.database.engine.connect() as connection:
-            return connection.execute(sa.select(devices.c.id).where(
-                devices.c.hostname == host)).all()
+
+class TestStatementCountsOnSQLite(StatementCountTests, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database())
