@@ -4,6 +4,7 @@ import logging
 
 import fixtures
 from oslo_utils import uuidutils
+from wsgi_intercept import interceptor
 
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -389,3 +390,48 @@ class TestProviderSourcesQuery(PlacementSyncTestCase):
                           'fpga-0000:5e:00.0-region1', 'pci-0000:af:00.0',
                           'pci-0000:af:00.0-info'}, set(sources))
         self.assertIsNone(sources['pci-0000:af:00.0-info'].resource_class)
+
+
+class TestSyncHostEdges(PlacementSyncTestCase):
+
+    def test_a_stale_provider_with_allocations_is_kept_until_freed(self):
+        self._sync()
+        rp_uuid = self.region1.rp_uuid
+        consumer = uuidutils.generate_uuid()
+        response = self.placement.adapter.put(
+            '/allocations/%s' % consumer,
+            json={'allocations': {rp_uuid: {'resources': {'FPGA': 1}}},
+                  'project_id': uuidutils.generate_uuid(),
+                  'user_id': uuidutils.generate_uuid(),
+                  'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+        self.assertEqual(204, response.status_code, response.text)
+        deployable_queries.destroy(self.context, self.region1.uuid)
+        logger = self.useFixture(fixtures.FakeLogger(
+            name=placement_sync.__name__, level=logging.WARNING))
+
+        self.assertTrue(self._sync())
+
+        self.assertIsNotNone(self.client.get_provider(rp_uuid))
+        self.assertIn('could not be deleted', logger.output)
+        self.placement.adapter.delete('/allocations/%s' % consumer)
+        self._sync()
+        self.assertIsNone(self.client.get_provider(rp_uuid))
+
+    def test_a_placement_answering_503_counts_as_unreachable(self):
+        endpoint = 'http://%s/placement' % uuidutils.generate_uuid()
+
+        def unavailable(environ, start_response):
+            start_response('503 Service Unavailable',
+                           [('Content-Type', 'text/plain')])
+            return [b'maintenance']
+
+        intercept = interceptor.RequestsInterceptor(lambda: unavailable,
+                                                    url=endpoint)
+        intercept.install_intercept()
+        self.addCleanup(intercept.uninstall_intercept)
+        self.flags(group='placement', endpoint=endpoint)
+        client = placement_client.PlacementClient()
+
+        self.assertRaises(exception.PlacementUnavailable,
+                          client.get_provider_by_name, HOST)
+        self.assertFalse(placement_sync.sync_host(self.context, client, HOST))
