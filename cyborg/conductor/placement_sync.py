@@ -101,20 +101,11 @@ def desired_providers(context, host):
 
 def _sync(context, placement, host, written):
     desired = desired_providers(context, host)
-    compute_node = placement.get_provider_by_name(host)
-    if compute_node is None:
-        if not desired:
-            written.clear()
-            return
-        # Nova has not registered this host (yet): the all-in-one alone.
-        compute_node_uuid = placement.ensure_provider(host)
-        owned = {}
-    else:
-        compute_node_uuid = compute_node['uuid']
-        owned = {provider['uuid']: provider
-                 for provider in placement.get_provider_tree(
-                     compute_node_uuid, required_traits=[OWNER_TRAIT])
-                 if provider['uuid'] != compute_node_uuid}
+    found = _compute_node_and_owned(placement, host, desired)
+    if found is None:
+        written.clear()
+        return
+    compute_node_uuid, owned = found
 
     errors = []
     # Deleting first frees the names of stale providers for new ones.
@@ -129,6 +120,9 @@ def _sync(context, placement, host, written):
         try:
             state = _current_state(placement, want, provider,
                                    compute_node_uuid)
+        except exception.ResourceProviderNotFound as error:
+            LOG.warning('%s; it is created again at the next sync', error)
+            continue
         except (exception.PlacementError,
                 exception.ResourceProviderConflict) as error:
             _record_error(errors, want, error)
@@ -138,6 +132,60 @@ def _sync(context, placement, host, written):
         else:
             pending.append(state)
 
+    _write_pending(placement, pending, written, errors)
+    for rp_uuid in set(written) - set(desired):
+        del written[rp_uuid]
+    if errors:
+        raise errors[0]
+
+
+def _compute_node_and_owned(placement, host, desired):
+    """The compute node's uuid and cyborg's providers under it, by uuid.
+
+    None when the host has neither a compute node nor anything to offer.
+    """
+    compute_node = placement.get_provider_by_name(host)
+    if compute_node is None:
+        if not desired:
+            return None
+        # Nova has not registered this host (yet): the all-in-one alone.
+        return placement.ensure_provider(host), {}
+    compute_node_uuid = compute_node['uuid']
+    owned = {provider['uuid']: provider
+             for provider in placement.get_provider_tree(
+                 compute_node_uuid, required_traits=[OWNER_TRAIT])
+             if provider['uuid'] != compute_node_uuid}
+    return compute_node_uuid, owned
+
+
+# A provider as Placement holds it, compared with what it should be.
+_State = collections.namedtuple('_State', [
+    'want', 'generation', 'inventories', 'inventories_match', 'traits',
+    'traits_match'])
+
+
+def _current_state(placement, want, provider, compute_node_uuid):
+    """Read (or create) the provider of ``want`` and compare it."""
+    if provider is None:
+        created = _create(placement, want, compute_node_uuid)
+        if created is not None:
+            generation = created['generation']
+            inventories = {'resource_provider_generation': generation,
+                           'inventories': {}}
+            return _State(want, generation, inventories, False, frozenset(),
+                          False)
+    inventories = placement.get_inventories(want.uuid)
+    held_traits = placement.get_traits(want.uuid)
+    traits = frozenset(held_traits['traits'])
+    # The later read's generation: the one a write must name.
+    return _State(want, held_traits['resource_provider_generation'],
+                  inventories,
+                  _inventories_match(inventories['inventories'], want),
+                  traits, traits == want.traits)
+
+
+def _write_pending(placement, pending, written, errors):
+    """Write the providers that differ, custom classes and traits first."""
     # Classes and traits a provider already has exist: no need to PUT them.
     placement.ensure_resource_classes(
         state.want.resource_class for state in pending
@@ -155,37 +203,6 @@ def _sync(context, placement, host, written):
                 exception.ResourceProviderConflict) as error:
             written.pop(state.want.uuid, None)
             _record_error(errors, state.want, error)
-
-    for rp_uuid in set(written) - set(desired):
-        del written[rp_uuid]
-    if errors:
-        raise errors[0]
-
-
-# A provider as Placement holds it, compared with what it should be.
-_State = collections.namedtuple('_State', [
-    'want', 'generation', 'inventories', 'inventories_match', 'traits',
-    'traits_generation', 'traits_match'])
-
-
-def _current_state(placement, want, provider, compute_node_uuid):
-    """Read (or create) the provider of ``want`` and compare it."""
-    if provider is None:
-        created = _create(placement, want, compute_node_uuid)
-        if created is not None:
-            generation = created['generation']
-            inventories = {'resource_provider_generation': generation,
-                           'inventories': {}}
-            return _State(want, generation, inventories, False, frozenset(),
-                          generation, False)
-    inventories = placement.get_inventories(want.uuid)
-    held_traits = placement.get_traits(want.uuid)
-    traits = frozenset(held_traits['traits'])
-    return _State(want, held_traits['resource_provider_generation'],
-                  inventories,
-                  _inventories_match(inventories['inventories'], want),
-                  traits, held_traits['resource_provider_generation'],
-                  traits == want.traits)
 
 
 def _create(placement, want, compute_node_uuid):
@@ -219,8 +236,8 @@ def _write(placement, state):
     want = state.want
     generation = state.generation
     if not state.traits_match:
-        generation = placement.set_traits(
-            want.uuid, want.traits, generation=state.traits_generation)
+        generation = placement.set_traits(want.uuid, want.traits,
+                                          generation=generation)
     if not state.inventories_match:
         inventories = state.inventories
         if not state.traits_match:
