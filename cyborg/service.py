@@ -32,7 +32,9 @@ class RPCService(service.ServiceBase):
 
     ``heartbeat(context)`` runs right after start and then every [DEFAULT]
     report_interval seconds; a failing heartbeat is logged and retried at the
-    next interval.
+    next interval. A manager with ``start_periodic_tasks()`` and
+    ``stop_periodic_tasks()`` (the agent's inventory report) has them called
+    once its RPC server is up and before that server stops.
     """
 
     def __init__(self, manager, topic, host, heartbeat):
@@ -51,10 +53,14 @@ class RPCService(service.ServiceBase):
         self._server = rpc.get_server(target, [self.manager])
         self._server.start()
         self._start_heartbeat()
+        if hasattr(self.manager, 'start_periodic_tasks'):
+            self.manager.start_periodic_tasks()
         LOG.info('%s started on host %s', self.topic, self.host)
 
     def stop(self, graceful=True):
-        """Stop the heartbeat, then let the RPC server finish its calls."""
+        """Stop the periodic tasks and heartbeat, then let the RPC server finish."""
+        if hasattr(self.manager, 'stop_periodic_tasks'):
+            self.manager.stop_periodic_tasks()
         self._stop_heartbeat()
         if self._server is not None:
             self._server.stop()

@@ -1,19 +1,30 @@
-"""The agent's RPC endpoints, its drivers and its heartbeat via the conductor."""
+"""The agent's RPC endpoints, its drivers, its heartbeat and inventory reports.
+
+The inventory report runs in a thread of its own: at start and every
+[agent] report_interval seconds the agent sends the full inventory of all
+its drivers to the conductor (``ConductorAPI.report_inventory``).
+"""
 
 import logging
+import threading
+import time
 
 import oslo_messaging
 from stevedore import named
 
 from cyborg import conf
+from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.agent import rpcapi
+from cyborg.agent.drivers import base as drivers_base
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
 LOG = logging.getLogger(__name__)
 
 BINARY = 'cyborg-agent'
 DRIVER_NAMESPACE = 'cyborg.accelerator.driver'
+# How long stopping waits for a report under way before giving up on it.
+REPORT_STOP_TIMEOUT = 10
 
 
 class UnknownDriver(exception.CyborgException):
@@ -40,6 +51,8 @@ class AgentManager:
             driver_names = conf.CONF.agent.enabled_drivers
         self.drivers = load_drivers(driver_names)
         self.conductor = conductor_rpcapi.ConductorAPI()
+        self._report_thread = None
+        self._report_stop = None
 
     @oslo_messaging.expose
     def ping(self, context):
@@ -54,6 +67,83 @@ class AgentManager:
             LOG.debug('Driver %s found %d device(s)', name, len(found))
             devices.extend(found)
         return devices
+
+    def collect_inventory(self):
+        """The full inventory as report primitives, or None if a driver failed.
+
+        A driver whose discovery raises contributes nothing, so a report
+        sent without it would make the conductor delete its devices: the
+        whole report is skipped instead, and tried again next time.
+        """
+        inventory = []
+        failed = []
+        for name, driver in self.drivers.items():
+            try:
+                inventory.extend(drivers_base.device_to_primitive(device, name)
+                                 for device in driver.discover())
+            except Exception:
+                LOG.exception('Driver %s failed to discover its devices', name)
+                failed.append(name)
+        if failed:
+            LOG.warning('No inventory report from %s this time: driver(s) %s '
+                        'failed, and an incomplete report would remove their '
+                        'devices', self.host, ', '.join(failed))
+            return None
+        return inventory
+
+    def report_inventory(self, context):
+        """Send the full inventory to the conductor; return whether it was sent.
+
+        :raises: oslo_messaging.MessagingException, CyborgException from the
+            conductor.
+        """
+        inventory = self.collect_inventory()
+        if inventory is None:
+            return False
+        # The conductor also updates Placement: allow it a whole interval.
+        timeout = max(conf.CONF.rpc_response_timeout,
+                      conf.CONF.agent.report_interval)
+        self.conductor.report_inventory(context, self.host, inventory,
+                                        timeout=timeout)
+        LOG.debug('Reported %d device(s) of %s', len(inventory), self.host)
+        return True
+
+    def start_periodic_tasks(self):
+        """Report the inventory now and every [agent] report_interval seconds."""
+        if self._report_thread is not None:
+            return
+        # An event per thread: a late thread never sees a new start's event.
+        self._report_stop = threading.Event()
+        self._report_thread = threading.Thread(
+            target=self._report_periodically, args=(self._report_stop,),
+            name='inventory-report', daemon=True)
+        self._report_thread.start()
+
+    def stop_periodic_tasks(self):
+        """Stop the inventory reports, waiting a little for one under way."""
+        thread = self._report_thread
+        if thread is None:
+            return
+        self._report_stop.set()
+        thread.join(REPORT_STOP_TIMEOUT)
+        if thread.is_alive():
+            LOG.warning('An inventory report of %s is still waiting for the '
+                        'conductor; stopping without it', self.host)
+        self._report_thread = None
+
+    def _report_periodically(self, stop):
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.report_inventory(cyborg_context.get_admin_context())
+            except Exception as error:
+                # One line per failure; the next interval tries again.
+                LOG.warning('Inventory report of %s to the conductor failed: '
+                            '%s: %s', self.host, type(error).__name__, error)
+            # Read at every round, so a reloaded configuration applies.
+            interval = conf.CONF.agent.report_interval
+            elapsed = time.monotonic() - started
+            stop.wait(max(0, interval - elapsed))
 
     def heartbeat(self, context):
         """Send this agent's heartbeat to the conductor (not an RPC endpoint)."""

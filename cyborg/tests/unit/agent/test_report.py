@@ -1,0 +1,283 @@
+"""The agent's inventory report: what it sends, when, and what stops it.
+
+The conductor side is a small endpoint served over the fake:// transport,
+so every report really crosses RPC.
+"""
+
+import threading
+import time
+
+import fixtures
+import oslo_messaging
+import sqlalchemy as sa
+
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import service
+from cyborg.agent import manager
+from cyborg.agent import rpcapi
+from cyborg.agent.drivers import base as drivers
+from cyborg.conductor import inventory_report
+from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.db import models
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
+
+
+def gpu(bus):
+    """A whole GPU on PCI bus ``bus``, passed through as one PGPU."""
+    address = {'domain': '0000', 'bus': '%02x' % bus, 'device': '00',
+               'function': '0'}
+    return drivers.DriverDevice(
+        type='GPU', vendor='0x10de', model='test-gpu',
+        controlpath_id=drivers.DriverControlpathId(cpid_type='PCI',
+                                                   cpid_info=dict(address)),
+        deployables=[drivers.DriverDeployable(
+            name='gpu-0000:%02x:00.0' % bus, num_accelerators=1,
+            attributes={'rc': 'PGPU'},
+            attach_handles=[drivers.DriverAttachHandle(
+                attach_type='PCI', attach_info=dict(address))])])
+
+
+class ListDriver(drivers.Driver):
+    """Discovers the devices it holds; ``devices`` may change between calls."""
+
+    def __init__(self, *devices):
+        self.devices = list(devices)
+
+    def discover(self):
+        return list(self.devices)
+
+    def program(self, controlpath_id, bitstream_path):
+        return drivers.ProgramResult.FAILURE
+
+
+class BrokenDriver(ListDriver):
+    """Fails to discover while ``broken`` is set."""
+
+    def __init__(self, *devices):
+        super().__init__(*devices)
+        self.broken = True
+
+    def discover(self):
+        if self.broken:
+            raise OSError('sysfs went away')
+        return super().discover()
+
+
+class RecordingConductor:
+    """The conductor's report_inventory endpoint; records or fails on request."""
+
+    target = oslo_messaging.Target(version='1.1')
+
+    def __init__(self, failures=0):
+        self.reports = []
+        self.failures = failures
+        self.lock = threading.Lock()
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def report_inventory(self, context, host, devices):
+        with self.lock:
+            self.reports.append((time.monotonic(), host, devices))
+            if self.failures:
+                self.failures -= 1
+                raise exception.ServiceUnavailable(reason='database away')
+
+    def count(self):
+        with self.lock:
+            return len(self.reports)
+
+
+class InventoryConductor:
+    """A conductor endpoint that records reports in the database only."""
+
+    target = oslo_messaging.Target(version='1.1')
+
+    @oslo_messaging.expose
+    def report_inventory(self, context, host, devices):
+        inventory_report.apply(context, host, devices)
+
+
+def wait_for(predicate, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+class TestInventoryReport(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.messaging = self.useFixture(messaging.Messaging(conf.CONF))
+        self.flags(group='agent', report_interval=1)
+        self.logger = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.agent.manager', level='INFO'))
+        self.context = cyborg_context.get_admin_context()
+
+    def serve_conductor(self, endpoint):
+        self.messaging.serve(conductor_rpcapi.TOPIC, 'conductor-1', [endpoint])
+        return endpoint
+
+    def agent(self, **drivers_by_name):
+        agent = manager.AgentManager(host='compute-1', driver_names=[])
+        agent.drivers = dict(drivers_by_name)
+        self.addCleanup(agent.stop_periodic_tasks)
+        return agent
+
+    def test_report_sends_the_full_inventory_of_every_driver(self):
+        conductor = self.serve_conductor(RecordingConductor())
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b), gpu(0x3c)),
+                           other_driver=ListDriver(gpu(0x86)))
+
+        self.assertTrue(agent.report_inventory(self.context))
+
+        [(_, host, devices)] = conductor.reports
+        self.assertEqual('compute-1', host)
+        self.assertEqual(
+            [('gpu_driver', 'gpu-0000:3b:00.0'),
+             ('gpu_driver', 'gpu-0000:3c:00.0'),
+             ('other_driver', 'gpu-0000:86:00.0')],
+            [(device['driver_name'], device['deployables'][0]['name'])
+             for device in devices])
+        self.assertEqual(drivers.device_to_primitive(gpu(0x86), 'other_driver'),
+                         devices[2])
+
+    def test_a_failing_driver_skips_the_whole_report(self):
+        conductor = self.serve_conductor(RecordingConductor())
+        broken = BrokenDriver(gpu(0x86))
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b)),
+                           broken_driver=broken)
+
+        self.assertFalse(agent.report_inventory(self.context))
+
+        self.assertEqual([], conductor.reports)
+        self.assertIn('Driver broken_driver failed to discover its devices',
+                      self.logger.output)
+        self.assertIn('sysfs went away', self.logger.output)
+        self.assertIn('No inventory report from compute-1 this time: '
+                      'driver(s) broken_driver failed', self.logger.output)
+
+        broken.broken = False
+        self.assertTrue(agent.report_inventory(self.context))
+        self.assertEqual(2, len(conductor.reports[0][2]))
+
+    def test_loop_reports_at_start_and_every_interval(self):
+        conductor = self.serve_conductor(RecordingConductor())
+        driver = ListDriver(gpu(0x3b))
+        agent = self.agent(gpu_driver=driver)
+
+        started = time.monotonic()
+        agent.start_periodic_tasks()
+        self.assertTrue(wait_for(lambda: conductor.count() >= 1, timeout=1))
+        self.assertLess(conductor.reports[0][0] - started, 0.5)
+        driver.devices.append(gpu(0x3c))
+        self.assertTrue(wait_for(lambda: conductor.count() >= 3, timeout=4))
+
+        times = [report[0] for report in conductor.reports]
+        for earlier, later in zip(times, times[1:3], strict=False):
+            self.assertGreater(later - earlier, 0.8)
+            self.assertLess(later - earlier, 1.5)
+        # Each report is the inventory of that moment.
+        self.assertEqual(1, len(conductor.reports[0][2]))
+        self.assertEqual(2, len(conductor.reports[-1][2]))
+
+    def test_loop_survives_a_failing_conductor(self):
+        conductor = self.serve_conductor(RecordingConductor(failures=2))
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b)))
+
+        agent.start_periodic_tasks()
+
+        self.assertTrue(wait_for(lambda: conductor.count() >= 3, timeout=5))
+        failures = [line for line in self.logger.output.splitlines()
+                    if 'Inventory report of compute-1 to the conductor '
+                       'failed' in line]
+        self.assertEqual(2, len(failures))
+        self.assertIn('ServiceUnavailable', failures[0])
+        self.assertTrue(agent._report_thread.is_alive())
+
+    def test_loop_retries_until_a_conductor_answers(self):
+        self.flags(rpc_response_timeout=1)
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b)))
+
+        agent.start_periodic_tasks()
+        self.assertTrue(wait_for(
+            lambda: 'MessagingTimeout' in self.logger.output, timeout=4))
+        conductor = self.serve_conductor(RecordingConductor())
+
+        self.assertTrue(wait_for(lambda: conductor.count() >= 1, timeout=4))
+
+    def test_stop_ends_the_reports(self):
+        conductor = self.serve_conductor(RecordingConductor())
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b)))
+        agent.start_periodic_tasks()
+        self.assertTrue(wait_for(lambda: conductor.count() >= 1))
+        thread = agent._report_thread
+
+        started = time.monotonic()
+        agent.stop_periodic_tasks()
+
+        self.assertLess(time.monotonic() - started, 0.5)
+        self.assertFalse(thread.is_alive())
+        count = conductor.count()
+        time.sleep(1.3)
+        self.assertEqual(count, conductor.count())
+        # Stopping twice is harmless; starting again reports again.
+        agent.stop_periodic_tasks()
+        agent.start_periodic_tasks()
+        self.assertTrue(wait_for(lambda: conductor.count() > count))
+
+    def test_service_reports_once_serving_and_stops_reporting_on_stop(self):
+        conductor = self.serve_conductor(RecordingConductor())
+        agent = self.agent(gpu_driver=ListDriver(gpu(0x3b)))
+        rpc_service = service.RPCService(agent, rpcapi.TOPIC, 'compute-1',
+                                         heartbeat=lambda context: None)
+
+        rpc_service.start()
+        self.addCleanup(rpc_service.stop)
+
+        self.assertTrue(wait_for(lambda: conductor.count() >= 1, timeout=1))
+        self.assertEqual('compute-1',
+                         rpcapi.AgentAPI().ping(self.context, 'compute-1'))
+        rpc_service.stop()
+        count = conductor.count()
+        time.sleep(1.3)
+        self.assertEqual(count, conductor.count())
+        self.assertIsNone(agent._report_thread)
+
+
+class TestInventoryReachesTheDatabase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database())
+        self.messaging = self.useFixture(messaging.Messaging(conf.CONF))
+        self.context = cyborg_context.get_admin_context()
+
+    def hostnames_and_names(self):
+        query = sa.select(models.Device.hostname, models.Deployable.name).join(
+            models.Deployable, models.Deployable.device_id == models.Device.id)
+        with self.database.engine.connect() as connection:
+            return sorted(tuple(row) for row in connection.execute(query))
+
+    def test_reported_devices_come_and_go_in_the_database(self):
+        self.messaging.serve(conductor_rpcapi.TOPIC, 'conductor-1',
+                             [InventoryConductor()])
+        driver = ListDriver(gpu(0x3b), gpu(0x3c))
+        agent = manager.AgentManager(host='compute-1', driver_names=[])
+        agent.drivers = {'gpu_driver': driver}
+
+        agent.report_inventory(self.context)
+        self.assertEqual([('compute-1', 'gpu-0000:3b:00.0'),
+                          ('compute-1', 'gpu-0000:3c:00.0')],
+                         self.hostnames_and_names())
+
+        driver.devices.pop()
+        agent.report_inventory(self.context)
+        self.assertEqual([('compute-1', 'gpu-0000:3b:00.0')],
+                         self.hostnames_and_names())
