@@ -28,6 +28,20 @@ Rules every driver follows, because the conductor relies on them:
 import abc
 import dataclasses
 import enum
+import re
+
+# A Placement trait name: upper case letters, digits and underscores.
+_NOT_IN_TRAIT = re.compile('[^A-Z0-9_]+')
+TRAIT_MAX_LENGTH = 255
+# Names used in vendor traits (CUSTOM_FPGA_INTEL, CUSTOM_PCI_NVIDIA), by
+# PCI vendor id; other vendors are named by their id.
+VENDOR_NAMES = {
+    0x8086: 'INTEL', 0x10ee: 'XILINX', 0x10de: 'NVIDIA', 0x1bd4: 'INSPUR',
+    0x15b3: 'MELLANOX', 0x1002: 'AMD', 0x19e5: 'HUAWEI', 0x1af4: 'REDHAT',
+    0xabcd: 'FAKE',
+}
+_PCI_ADDRESS = re.compile(
+    r'^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$')
 
 
 @dataclasses.dataclass
@@ -80,6 +94,69 @@ def device_to_primitive(device, driver_name):
     primitive = dataclasses.asdict(device)
     primitive['driver_name'] = driver_name
     return primitive
+
+
+def custom_trait(*parts):
+    """A valid custom Placement trait name: ``CUSTOM_`` and ``parts`` joined.
+
+    Parts are upper-cased; runs of characters a trait cannot hold become one
+    ``_``; empty parts are left out; the name is cut at 255 characters.
+    """
+    words = [_NOT_IN_TRAIT.sub('_', str(part).upper()).strip('_')
+             for part in parts if part is not None]
+    name = '_'.join(word for word in words if word)
+    if name == 'CUSTOM' or name.startswith('CUSTOM_'):
+        name = name[len('CUSTOM'):].lstrip('_')
+    return ('CUSTOM_' + name)[:TRAIT_MAX_LENGTH].rstrip('_')
+
+
+def trait_attributes(traits):
+    """Deployable attributes ``trait0``, ``trait1``, ... naming ``traits``."""
+    return {'trait%d' % index: trait for index, trait in enumerate(traits)}
+
+
+def vendor_name(vendor_id):
+    """The name of PCI vendor ``vendor_id`` (an int) for traits, else its id
+    in four hex digits."""
+    return VENDOR_NAMES.get(vendor_id, '%04X' % vendor_id)
+
+
+def is_pci_address(text):
+    """Whether ``text`` is a full PCI address such as ``0000:5e:00.1``."""
+    return bool(_PCI_ADDRESS.match(text or ''))
+
+
+def pci_address_info(address):
+    """``0000:5e:00.1`` as the dict of strings used in control path ids and
+    attach handles: domain, bus, device and function (lower case)."""
+    match = _PCI_ADDRESS.match(address)
+    if match is None:
+        raise ValueError('not a PCI address: %r' % (address,))
+    domain, bus, device, function = match.groups()
+    return {'domain': domain.lower(), 'bus': bus.lower(),
+            'device': device.lower(), 'function': function}
+
+
+def pci_address(info):
+    """The address text of a dict made by ``pci_address_info``."""
+    return '%(domain)s:%(bus)s:%(device)s.%(function)s' % info
+
+
+def pci_controlpath_id(address):
+    """The control path id of the PCI function at ``address``."""
+    return DriverControlpathId(cpid_type='PCI',
+                               cpid_info=pci_address_info(address))
+
+
+def pci_attach_handle(address, attach_type='PCI', **extra):
+    """An attach handle for the PCI function at ``address``.
+
+    ``extra`` adds string keys to the attach info (e.g. a mediated device
+    type).
+    """
+    info = pci_address_info(address)
+    info.update(extra)
+    return DriverAttachHandle(attach_type=attach_type, attach_info=info)
 
 
 class ProgramResult(enum.Enum):

@@ -1,0 +1,160 @@
+"""NVIDIA GPUs found in sysfs: a whole GPU (PGPU) or its vGPU types (VGPU).
+
+A GPU is a PCI function of vendor 0x10de and class 0x03xxxx. Without
+``mdev_supported_types`` it is passed through whole; with it, each enabled
+vGPU type becomes a deployable whose accelerators are mediated devices.
+"""
+
+import logging
+
+from oslo_config import cfg
+
+from cyborg import conf
+from cyborg.agent.drivers import base
+from cyborg.agent.drivers import sysfs as sysfs_reader
+
+LOG = logging.getLogger(__name__)
+
+VENDOR_ID = 0x10de
+DISPLAY_CLASS = 0x03
+MDEV_TYPES = 'mdev_supported_types'
+
+group = cfg.OptGroup('nvidia_gpu_driver',
+                     title='Options of the NVIDIA GPU driver')
+opts = [
+    cfg.StrOpt('sysfs_root', default='/sys',
+               help='Where sysfs is mounted; tests point it at a recorded '
+                    'tree.'),
+    cfg.ListOpt('enabled_vgpu_types', default=[],
+                help='vGPU types (names of the directories of '
+                     'mdev_supported_types, e.g. nvidia-222) reported as VGPU '
+                     'deployables. Empty: every type the GPU offers. A GPU '
+                     'runs one type at a time, so enable one type per GPU '
+                     'model to keep Placement from promising more than the '
+                     'GPU can create.'),
+]
+conf.CONF.register_group(group)
+conf.CONF.register_opts(opts, group=group)
+
+
+def list_opts():
+    """The options of this driver, for the sample configuration."""
+    return {group: opts}
+
+
+def product_text(product_id):
+    """A product id (int) as used in traits: four upper-case hex digits."""
+    return '%04X' % product_id
+
+
+def short_type_name(type_name):
+    """``GRID T4-1B`` -> ``T4-1B``: the vGPU type name without the brand."""
+    words = type_name.split()
+    if len(words) > 1 and words[0].upper() == 'GRID':
+        words = words[1:]
+    return ' '.join(words)
+
+
+def pgpu_deployable(address, product_id, attach_type='PCI', extra_traits=()):
+    """The deployable of a GPU passed through whole."""
+    traits = [base.custom_trait('NVIDIA', product_text(product_id))]
+    traits.extend(extra_traits)
+    attributes = {'rc': 'PGPU'}
+    attributes.update(base.trait_attributes(traits))
+    return base.DriverDeployable(
+        name='gpu-%s' % address, num_accelerators=1, attributes=attributes,
+        attach_handles=[base.pci_attach_handle(address, attach_type)])
+
+
+def vgpu_deployable(address, product_id, type_id, type_name, instances,
+                    extra_traits=(), device_api=None):
+    """The deployable of one vGPU type of the GPU at ``address``.
+
+    It offers ``instances`` mediated devices, one MDEV attach handle each.
+    """
+    traits = [base.custom_trait('NVIDIA', product_text(product_id),
+                                short_type_name(type_name))]
+    traits.extend(extra_traits)
+    attributes = {'rc': 'VGPU', 'vgpu_type': type_id,
+                  'vgpu_type_name': type_name}
+    if device_api:
+        attributes['vgpu_device_api'] = device_api
+    attributes.update(base.trait_attributes(traits))
+    handles = [base.pci_attach_handle(address, 'MDEV', asked_type=type_id,
+                                      vgpu_mark='%s_%d' % (type_id, index))
+               for index in range(instances)]
+    return base.DriverDeployable(
+        name='gpu-%s-%s' % (address, type_id), num_accelerators=instances,
+        attributes=attributes, attach_handles=handles)
+
+
+def gpu_device(address, product_id, model, deployables, vendor_board_info=None):
+    """The DriverDevice of the NVIDIA GPU at ``address``."""
+    return base.DriverDevice(
+        type='GPU', vendor='0x%04x' % VENDOR_ID, model=model,
+        controlpath_id=base.pci_controlpath_id(address),
+        std_board_info={'product_id': '0x%04x' % product_id,
+                        'controller': 'VGA compatible controller'},
+        vendor_board_info=dict(vendor_board_info or {}),
+        deployables=deployables)
+
+
+class NvidiaGPUDriver(base.Driver):
+    """NVIDIA GPUs of this host, as PGPU or per-vGPU-type VGPU deployables."""
+
+    def __init__(self, sysfs_root=None):
+        root = sysfs_root or conf.CONF.nvidia_gpu_driver.sysfs_root
+        self._sysfs = sysfs_reader.Sysfs(root)
+
+    def discover(self):
+        """Return the GPUs in sysfs; a GPU that cannot be read is skipped."""
+        devices = []
+        try:
+            functions = sysfs_reader.pci_functions(self._sysfs, VENDOR_ID)
+        except Exception:
+            LOG.exception('NVIDIA GPU discovery failed')
+            return []
+        for function in functions:
+            if function.class_code >> 16 != DISPLAY_CLASS:
+                continue
+            try:
+                devices.append(self._device(function))
+            except Exception:
+                LOG.exception('Skipping NVIDIA GPU %s', function.address)
+        return devices
+
+    def _device(self, function):
+        address = function.address
+        model = function.product
+        type_ids = self._sysfs.list(sysfs_reader.PCI_DEVICES, address,
+                                    MDEV_TYPES)
+        if not type_ids and not self._sysfs.exists(
+                sysfs_reader.PCI_DEVICES, address, MDEV_TYPES):
+            deployables = [pgpu_deployable(address, function.product_id)]
+        else:
+            deployables = self._vgpu_deployables(function, type_ids)
+        return gpu_device(address, function.product_id, model, deployables)
+
+    def _vgpu_deployables(self, function, type_ids):
+        enabled = set(conf.CONF.nvidia_gpu_driver.enabled_vgpu_types)
+        deployables = []
+        for type_id in type_ids:
+            if enabled and type_id not in enabled:
+                continue
+            parts = (sysfs_reader.PCI_DEVICES, function.address, MDEV_TYPES,
+                     type_id)
+            type_name = self._sysfs.read(*parts, 'name')
+            available = self._sysfs.read_int(*parts, 'available_instances')
+            if type_name is None or available is None or available < 0:
+                continue
+            created = len(self._sysfs.list(*parts, 'devices'))
+            device_api = self._sysfs.read(*parts, 'device_api',
+                                          required=False)
+            deployables.append(vgpu_deployable(
+                function.address, function.product_id, type_id, type_name,
+                available + created, device_api=device_api))
+        return deployables
+
+    def program(self, controlpath_id, bitstream_path):
+        """GPUs are not programmable."""
+        return base.ProgramResult.FAILURE
