@@ -6,8 +6,10 @@ nothing), then compared with the host's rows, read in one query per table,
 and the differences are written with bulk statements: rows the report
 identifies (by the rules of ``cyborg.agent.drivers.base``) are kept and
 updated in place, new ones are inserted level by level of their trees, and
-rows no longer reported are deleted unless a bound ARQ holds them. Placement
-is brought in step afterwards by ``placement_sync``.
+rows no longer reported are deleted unless a bound ARQ holds them.
+Attributes added through the API are the operator's: a report neither
+matches nor deletes them (the report's own carry a uuid derived from their
+identity). Placement is brought in step afterwards by ``placement_sync``.
 """
 
 import dataclasses
@@ -15,6 +17,7 @@ import datetime
 import json
 import logging
 import re
+import uuid
 
 from oslo_utils import uuidutils
 
@@ -35,11 +38,20 @@ STRING_LIMITS = {'type': 30, 'vendor': 255, 'model': 255, 'cpid_type': 30,
 STATUS_REASON_LIMIT = 255
 # Every status_reason a report writes ends so; only those a report clears.
 KEPT_SUFFIX = '; kept while accelerator requests are bound'
+# Attributes a report writes get uuid5(REPORTED_ATTRIBUTES, identity); the
+# others (made through the API) are the operator's, and reports leave them.
+REPORTED_ATTRIBUTES = uuid.UUID('6f1c3a52-8e0b-4d5e-9a47-2b9d0c7e4f13')
 
 
 def canonical_json(value):
     """``value`` as the JSON text used to identify and compare rows."""
     return json.dumps(value, sort_keys=True, separators=(',', ':'))
+
+
+def reported_attribute_uuid(deployable_uuid, parent_attribute_uuid, key):
+    """The uuid of the attribute a report writes for this identity."""
+    return str(uuid.uuid5(REPORTED_ATTRIBUTES, '%s/%s/%s' % (
+        deployable_uuid, parent_attribute_uuid or '', key)))
 
 
 def _canonical_text(text):
@@ -343,9 +355,10 @@ class _Reconciliation:
             for row in self.deployables.values()}
         self.attributes = {row['id']: row for row in
                            inventory.attributes_of_host(context, host)}
-        self.attribute_by_key = {
-            (row['deployable_id'], row['parent_attribute_id'], row['key']): row
-            for row in self.attributes.values()}
+        self.attribute_by_uuid = {row['uuid']: row
+                                  for row in self.attributes.values()}
+        self.deployable_uuids = {row_id: row['uuid']
+                                 for row_id, row in self.deployables.items()}
         self.attach_handles = {row['id']: row for row in
                                inventory.attach_handles_of_host(context, host)}
         self.attach_handle_by_identity = {
@@ -440,6 +453,7 @@ class _Reconciliation:
             for row in new_rows:
                 deployable_ids[(row['device_id'], row['name'])] = \
                     inserted[row['uuid']]
+                self.deployable_uuids[inserted[row['uuid']]] = row['uuid']
             level = [
                 (child, device_id, deployable_ids[(device_id, deployable.name)],
                  root_id or deployable_ids[(device_id, deployable.name)])
@@ -451,41 +465,53 @@ class _Reconciliation:
 
     def _apply_attributes(self, deployable_ids):
         self.reported_attribute_ids = set()
-        # (reported attribute, deployable id, parent attribute id).
-        level = [(attribute, deployable_ids[(device_id, deployable.name)], None)
+        # (reported attribute, deployable id, parent attribute id and uuid).
+        level = [(attribute, deployable_ids[(device_id, deployable.name)],
+                  None, None)
                  for device_id, deployable in self._reported_deployables()
                  for attribute in deployable.attributes]
         while level:
             new_rows = []
             updates = []
+            # reported attribute uuid -> attribute id, of this level.
             attribute_ids = {}
-            for attribute, deployable_id, parent_id in level:
-                key = (deployable_id, parent_id, attribute.key)
-                row = self.attribute_by_key.get(key)
+            for attribute, deployable_id, parent_id, parent_uuid in level:
+                attribute_uuid = reported_attribute_uuid(
+                    self.deployable_uuids[deployable_id], parent_uuid,
+                    attribute.key)
+                row = self.attribute_by_uuid.get(attribute_uuid)
                 if row is None:
                     new_rows.append({
-                        'uuid': uuidutils.generate_uuid(),
+                        'uuid': attribute_uuid,
                         'deployable_id': deployable_id,
                         'parent_attribute_id': parent_id,
                         'key': attribute.key, 'value': attribute.value,
                         'created_at': self.now})
                     continue
-                attribute_ids[key] = row['id']
+                attribute_ids[attribute_uuid] = row['id']
                 if row['value'] != attribute.value:
                     updates.append({'id': row['id'], 'value': attribute.value,
                                     'updated_at': self.now})
             inventory.update_rows(self.context, inventory.Attribute, updates)
-            inserted = inventory.insert_rows(
-                self.context, inventory.Attribute, new_rows)
-            for row in new_rows:
-                attribute_ids[(row['deployable_id'], row['parent_attribute_id'],
-                               row['key'])] = inserted[row['uuid']]
+            attribute_ids.update(inventory.insert_rows(
+                self.context, inventory.Attribute, new_rows))
             self.reported_attribute_ids.update(attribute_ids.values())
-            level = [
-                (child, deployable_id,
-                 attribute_ids[(deployable_id, parent_id, attribute.key)])
-                for attribute, deployable_id, parent_id in level
-                for child in attribute.children]
+            next_level = []
+            for attribute, deployable_id, _, parent_uuid in level:
+                attribute_uuid = reported_attribute_uuid(
+                    self.deployable_uuids[deployable_id], parent_uuid,
+                    attribute.key)
+                next_level.extend(
+                    (child, deployable_id, attribute_ids[attribute_uuid],
+                     attribute_uuid) for child in attribute.children)
+            level = next_level
+
+    def _is_reported_attribute(self, row):
+        """Whether a report wrote this attribute row (not the API)."""
+        parent = self.attributes.get(row['parent_attribute_id'])
+        return row['uuid'] == reported_attribute_uuid(
+            self.deployable_uuids[row['deployable_id']],
+            parent['uuid'] if parent is not None else None, row['key'])
 
     def _reported_deployables(self):
         """(device id, reported deployable) of every reported deployable."""
@@ -547,7 +573,8 @@ class _Reconciliation:
         gone_attributes = {
             attribute_id for attribute_id, row in self.attributes.items()
             if row['deployable_id'] in reported_deployables
-            and attribute_id not in self.reported_attribute_ids}
+            and attribute_id not in self.reported_attribute_ids
+            and self._is_reported_attribute(row)}
 
         held = self._held_deployables(gone_devices, gone_deployables,
                                       gone_handles)

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg import objects
 from cyborg.agent.drivers import base as drivers
 from cyborg.conductor import inventory_report
 from cyborg.db import models
@@ -245,6 +246,31 @@ class ReconciliationTests:
         changed = {(name, row['id']) for name in TABLES
                    for row in after[name] if row['updated_at'] is not None}
         self.assertEqual(3, len(changed))
+
+    def test_dropped_attributes_go_and_those_made_through_the_api_stay(self):
+        self.apply('compute-1', fpga(0x5e))
+        region = self.deployable('fpga-0000:5e:00.0-region0')
+        operators = records.make_attribute(
+            self.context, objects.Deployable.get_by_id(self.context,
+                                                       region['id']),
+            key='trait7', value='CUSTOM_OPERATOR_CHOICE')
+        device = fpga(0x5e)
+        region_report = device.deployables[0].children[0]
+        del region_report.attributes['trait0']
+        device.deployables[0].attributes['shell'] = {'name': 'test-shell'}
+
+        self.apply('compute-1', device)
+
+        keys = {(row['deployable_id'], row['key'], row['value'])
+                for row in self.rows('attributes')}
+        self.assertIn((region['id'], 'trait7', 'CUSTOM_OPERATOR_CHOICE'),
+                      keys)
+        self.assertIn((region['id'], 'rc', 'FPGA'), keys)
+        self.assertNotIn('trait0', {key for _, key, _ in keys})
+        self.assertNotIn('version', {key for _, key, _ in keys})
+        self.assertEqual(operators.uuid, next(
+            row['uuid'] for row in self.rows('attributes')
+            if row['key'] == 'trait7'))
 
     def test_removed_device_disappears_with_all_its_rows(self):
         self.apply('compute-1', fpga(0x5e), fpga(0x5f))
