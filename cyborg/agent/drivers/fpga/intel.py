@@ -1,0 +1,237 @@
+"""Intel FPGA cards found through the kernel's fpga / dfl sysfs.
+
+A card is the PCI physical function owning an FPGA: found from
+/sys/class/fpga_region, /sys/class/fpga_manager, the older OPAE class
+/sys/class/fpga/intel-fpga-dev.*, or a known Intel FPGA product id. Each
+port of its FPGA Management Engine is a PR region deployable; VMs get the
+region through the card's virtual functions (virtfn*), one per port when
+the card has several ports, all of them when it has one.
+"""
+
+import logging
+import re
+
+from oslo_config import cfg
+
+from cyborg import conf
+from cyborg.agent.drivers import base
+from cyborg.agent.drivers import sysfs as sysfs_reader
+
+LOG = logging.getLogger(__name__)
+
+VENDOR_ID = 0x8086
+# Physical function product ids of Intel FPGA cards, with the board names
+# used in traits (CUSTOM_FPGA_INTEL_<board>).
+BOARDS = {0x09c4: 'PAC_ARRIA10', 0x0b30: 'PAC_N3000', 0x0b2b: 'PAC_D5005'}
+PCI = sysfs_reader.PCI_DEVICES
+# Where the FME and its ports sit below a PCI function: the dfl layout
+# (in-tree kernel driver) and the older intel-fpga layout (OPAE driver).
+LAYOUTS = (
+    {'container': ('fpga_region', 'region*'), 'fme': 'dfl-fme.*',
+     'port': 'dfl-port.*',
+     'region_id': ('dfl-fme-region.*', 'fpga_region', 'region*',
+                   'compat_id')},
+    {'container': ('fpga', 'intel-fpga-dev.*'), 'fme': 'intel-fpga-fme.*',
+     'port': 'intel-fpga-port.*', 'region_id': ('pr', 'interface_id')},
+)
+_HEX_ID = re.compile(r'^[0-9a-fA-F-]{1,64}$')
+
+group = cfg.OptGroup('intel_fpga_driver',
+                     title='Options of the Intel FPGA driver')
+opts = [
+    cfg.StrOpt('sysfs_root', default='/sys',
+               help='Where sysfs is mounted; tests point it at a recorded '
+                    'tree.'),
+]
+conf.CONF.register_group(group)
+conf.CONF.register_opts(opts, group=group)
+
+
+def list_opts():
+    """The options of this driver, for the sample configuration."""
+    return {group: opts}
+
+
+class IntelFPGADriver(base.Driver):
+    """Intel FPGA cards of this host: a region deployable per FME port."""
+
+    def __init__(self, sysfs_root=None):
+        root = sysfs_root or conf.CONF.intel_fpga_driver.sysfs_root
+        self._sysfs = sysfs_reader.Sysfs(root)
+
+    def discover(self):
+        """Return the Intel FPGA cards; a card that cannot be read is
+        skipped."""
+        try:
+            addresses = self._card_addresses()
+        except Exception:
+            LOG.exception('Intel FPGA discovery failed')
+            return []
+        devices = []
+        for address in addresses:
+            try:
+                device = self._device(address)
+            except Exception:
+                LOG.exception('Skipping Intel FPGA %s', address)
+                continue
+            if device is not None:
+                devices.append(device)
+        return devices
+
+    def program(self, controlpath_id, bitstream_path):
+        """Partial reconfiguration through OPAE is not supported yet."""
+        return base.ProgramResult.FAILURE
+
+    def _card_addresses(self):
+        """PCI addresses of FPGA functions, physical or virtual, sorted."""
+        found = set()
+        for parts in (('class', 'fpga_region'), ('class', 'fpga_manager')):
+            for name in self._sysfs.list(*parts):
+                found.update(self._owning_function(*parts, name))
+        for name in self._sysfs.list('class', 'fpga',
+                                     pattern='intel-fpga-dev.*'):
+            found.update(self._owning_function('class', 'fpga', name))
+        for address in sysfs_reader.pci_addresses(self._sysfs):
+            if address in found:
+                continue
+            vendor = self._sysfs.read_int(PCI, address, 'vendor', base=16,
+                                          required=False)
+            product = self._sysfs.read_int(PCI, address, 'device', base=16,
+                                           required=False)
+            if vendor == VENDOR_ID and product in BOARDS:
+                found.add(address)
+        return sorted(found)
+
+    def _owning_function(self, *parts):
+        """The PCI address nearest ``parts`` in its resolved path, if any."""
+        addresses = [part for part in self._sysfs.real_parts(*parts)
+                     if base.is_pci_address(part)]
+        return addresses[-1:]
+
+    def _device(self, address):
+        function = sysfs_reader.read_pci_function(self._sysfs, address)
+        if function is None or function.physfn is not None:
+            # A virtual function's region belongs to its physical function's
+            # card, which is found on its own.
+            return None
+        if function.vendor_id != VENDOR_ID:
+            return None
+        layout, container = self._container(address)
+        ports = []
+        fme = None
+        if layout is not None:
+            ports = self._sysfs.list(*container, pattern=layout['port'])
+            fmes = self._sysfs.list(*container, pattern=layout['fme'])
+            fme = container + (fmes[0],) if fmes else None
+        port_count = len(ports)
+        if fme is not None:
+            declared = self._sysfs.read_int(*fme, 'ports_num',
+                                            required=False)
+            port_count = max(port_count, declared or 0)
+        port_count = max(port_count, 1)
+        board = BOARDS.get(function.product_id, '%04X' % function.product_id)
+        region_id = self._region_id(layout, fme)
+        deployables = []
+        for index in range(port_count):
+            vfs = _virtual_functions_of_port(function.virtfns, index,
+                                             port_count)
+            if not function.virtfns and index == 0:
+                vfs = [address]
+            afu_id = self._afu_id(layout, container, ports, index, vfs)
+            deployables.append(_region(address, index, board, region_id,
+                                       afu_id, vfs))
+        vendor_board_info = {}
+        if fme is not None:
+            bitstream_id = self._sysfs.read(*fme, 'bitstream_id',
+                                            required=False)
+            if bitstream_id:
+                vendor_board_info['bitstream_id'] = bitstream_id
+        return base.DriverDevice(
+            type='FPGA', vendor=function.vendor, model=board.lower(),
+            controlpath_id=base.pci_controlpath_id(address),
+            std_board_info={'product_id': function.product,
+                            'class': '0x%06x' % function.class_code},
+            vendor_board_info=vendor_board_info,
+            deployables=deployables)
+
+    def _container(self, address):
+        """The layout and the directory holding the FME and ports."""
+        for layout in LAYOUTS:
+            subdirectory, pattern = layout['container']
+            names = self._sysfs.list(PCI, address, subdirectory,
+                                     pattern=pattern)
+            if names:
+                return layout, (PCI, address, subdirectory, names[0])
+        return None, None
+
+    def _region_id(self, layout, fme):
+        """The PR interface id of the card's regions, or None."""
+        if fme is None:
+            return None
+        *directories, file_name = layout['region_id']
+        path = fme
+        for directory in directories:
+            names = self._sysfs.list(*path, pattern=directory)
+            if not names:
+                return None
+            path = path + (names[0],)
+        text = self._sysfs.read(*path, file_name, required=False)
+        return _hex_id(self._sysfs, path + (file_name,), text)
+
+    def _afu_id(self, layout, container, ports, index, vfs):
+        """The id of the function (AFU) loaded in port ``index``, or None."""
+        candidates = []
+        if index < len(ports):
+            candidates.append(container + (ports[index], 'afu_id'))
+        # A port released to a virtual function shows below that function.
+        for vf in vfs:
+            vf_layout, vf_container = self._container(vf)
+            if vf_layout is None:
+                continue
+            for port in self._sysfs.list(*vf_container,
+                                         pattern=vf_layout['port']):
+                candidates.append(vf_container + (port, 'afu_id'))
+        for parts in candidates:
+            text = self._sysfs.read(*parts, required=False)
+            if text is not None:
+                return _hex_id(self._sysfs, parts, text)
+        return None
+
+
+def _hex_id(sysfs, parts, text):
+    """``text`` as a lower-case hex id without dashes; None (logged) if not
+    one."""
+    if text is None:
+        return None
+    if not _HEX_ID.match(text) or not text.replace('-', ''):
+        sysfs.warn(sysfs.path(*parts), 'malformed id %r' % text[:64])
+        return None
+    return text.replace('-', '').lower()
+
+
+def _virtual_functions_of_port(virtfns, index, port_count):
+    """The VFs that give access to port ``index``."""
+    if port_count == 1:
+        return list(virtfns)
+    return virtfns[index:index + 1]
+
+
+def _region(address, index, board, region_id, afu_id, handle_addresses):
+    """The deployable of the PR region behind port ``index``."""
+    traits = [base.custom_trait('FPGA', 'INTEL'),
+              base.custom_trait('FPGA', 'INTEL', board),
+              base.custom_trait('FPGA', 'REGION', 'INTEL',
+                                region_id or str(index))]
+    attributes = {'rc': 'FPGA', 'port': str(index)}
+    if region_id:
+        attributes['region_id'] = region_id
+    if afu_id:
+        traits.append(base.custom_trait('FPGA', 'FUNCTION', 'ID', 'INTEL',
+                                        afu_id))
+        attributes['function_id'] = afu_id
+    attributes.update(base.trait_attributes(traits))
+    return base.DriverDeployable(
+        name='fpga-%s-region%d' % (address, index),
+        num_accelerators=len(handle_addresses), attributes=attributes,
+        attach_handles=[base.pci_attach_handle(vf)
+                        for vf in handle_addresses])

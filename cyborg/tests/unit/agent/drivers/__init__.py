@@ -1,0 +1,1 @@
+"""Unit tests of the accelerator drivers, against recorded sysfs trees."""
