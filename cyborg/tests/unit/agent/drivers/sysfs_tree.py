@@ -47,32 +47,33 @@ class SysfsTree(fixtures.Fixture):
         self.root = self.useFixture(fixtures.TempDir()).path
         pci = self.description.get('pci') or {}
         for address, function in pci.items():
-            self._function(address, function or {})
+            self.add_function(address, function or {})
         for address, function in pci.items():
             for index, vf in enumerate((function or {}).get('virtfns', [])):
-                self._link(os.path.join(function_directory(address),
+                self.link(os.path.join(function_directory(address),
                                         'virtfn%d' % index),
                            function_directory(vf))
-                self._link(os.path.join(function_directory(vf), 'physfn'),
+                self.link(os.path.join(function_directory(vf), 'physfn'),
                            function_directory(address))
         for name, target in (self.description.get('classes') or {}).items():
             address, _, below = target.partition('/')
-            self._link(os.path.join('class', name),
+            self.link(os.path.join('class', name),
                        os.path.join(function_directory(address), below))
         for path, content in (self.description.get('files') or {}).items():
             self.write(path, content)
 
-    def _function(self, address, function):
+    def add_function(self, address, function):
+        """Lay out the PCI function ``address`` described by ``function``."""
         directory = function_directory(address)
         os.makedirs(os.path.join(self.root, directory), exist_ok=True)
-        self._link(os.path.join('bus', 'pci', 'devices', address), directory)
+        self.link(os.path.join('bus', 'pci', 'devices', address), directory)
         for path, content in (function.get('files') or {}).items():
             self.write(os.path.join(directory, path), content)
         for path in function.get('directories') or []:
             os.makedirs(os.path.join(self.root, directory, path),
                         exist_ok=True)
 
-    def _link(self, path, target):
+    def link(self, path, target):
         """A relative symlink at ``path`` to ``target`` (both below the
         root), as sysfs makes them."""
         full_path = os.path.join(self.root, path)

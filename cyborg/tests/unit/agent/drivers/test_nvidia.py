@@ -1,0 +1,131 @@
+"""The NVIDIA GPU driver against recorded sysfs trees."""
+
+import os
+
+from cyborg.agent.drivers import base as driver_base
+from cyborg.agent.drivers.gpu import nvidia
+from cyborg.tests.unit.agent.drivers import driver_test
+from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
+from cyborg.tests.unit.agent.drivers.driver_test import pci_handle
+
+T4_TYPES = 'bus/pci/devices/0000:3d:00.0/mdev_supported_types/'
+
+
+def t4(*deployables):
+    return driver_base.DriverDevice(
+        type='GPU', vendor='0x10de', model='0x1eb8',
+        controlpath_id=pci_controlpath('0000:3d:00.0'),
+        std_board_info={'product_id': '0x1eb8',
+                        'controller': 'VGA compatible controller'},
+        deployables=list(deployables))
+
+
+def t4_vgpu(type_id, type_name, trait, count):
+    return driver_base.DriverDeployable(
+        name='gpu-0000:3d:00.0-' + type_id, num_accelerators=count,
+        attributes={'rc': 'VGPU', 'vgpu_type': type_id,
+                    'vgpu_type_name': type_name,
+                    'vgpu_device_api': 'vfio-pci', 'trait0': trait},
+        attach_handles=[
+            pci_handle('0000:3d:00.0', 'MDEV', asked_type=type_id,
+                       vgpu_mark='%s_%d' % (type_id, index))
+            for index in range(count)])
+
+
+# 14 vGPUs can still be created and 2 exist already.
+T4_1B = t4_vgpu('nvidia-222', 'GRID T4-1B', 'CUSTOM_NVIDIA_1EB8_T4_1B', 16)
+T4_2B = t4_vgpu('nvidia-223', 'GRID T4-2B', 'CUSTOM_NVIDIA_1EB8_T4_2B', 0)
+V100 = driver_base.DriverDevice(
+    type='GPU', vendor='0x10de', model='0x1db4',
+    controlpath_id=pci_controlpath('0000:af:00.0'),
+    std_board_info={'product_id': '0x1db4',
+                    'controller': 'VGA compatible controller'},
+    deployables=[driver_base.DriverDeployable(
+        name='gpu-0000:af:00.0', num_accelerators=1,
+        attributes={'rc': 'PGPU', 'trait0': 'CUSTOM_NVIDIA_1DB4'},
+        attach_handles=[pci_handle('0000:af:00.0')])])
+
+
+class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
+
+    def discover(self, tree):
+        return nvidia.NvidiaGPUDriver(sysfs_root=tree.root).discover()
+
+    def test_vgpu_types_and_a_whole_gpu(self):
+        tree = self.use_host('host_accelerators')
+
+        self.assertEqual([t4(T4_1B, T4_2B), V100], self.discover(tree))
+        self.assertEqual('', self.log.output)
+
+    def test_mdev_handles_carry_the_pci_keys_type_and_mark(self):
+        tree = self.use_host('host_accelerators')
+
+        handle = self.discover(tree)[0].deployables[0].attach_handles[15]
+
+        self.assertEqual(
+            {'domain': '0000', 'bus': '3d', 'device': '00', 'function': '0',
+             'asked_type': 'nvidia-222', 'vgpu_mark': 'nvidia-222_15'},
+            handle.attach_info)
+
+    def test_only_enabled_vgpu_types_are_reported(self):
+        tree = self.use_host('host_accelerators')
+        self.flags(group='nvidia_gpu_driver', sysfs_root=tree.root,
+                   enabled_vgpu_types=['nvidia-223'])
+
+        self.assertEqual([t4(T4_2B), V100],
+                         nvidia.NvidiaGPUDriver().discover())
+
+    def test_host_without_gpus(self):
+        self.assertEqual([], self.discover(
+            self.use_host('host_without_accelerators')))
+        self.assertEqual([], self.discover(self.use_empty_root()))
+
+    def test_gpu_without_vendor_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.remove('bus/pci/devices/0000:3d:00.0/vendor')
+
+        self.assertEqual([V100], self.discover(tree))
+        self.assertIn('0000:3d:00.0/vendor: missing', self.log.output)
+
+    def test_garbage_in_sriov_numvfs_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.write('bus/pci/devices/0000:af:00.0/sriov_numvfs', '-')
+
+        self.assertEqual([t4(T4_1B, T4_2B)], self.discover(tree))
+        self.assertIn("0000:af:00.0/sriov_numvfs: malformed '-'",
+                      self.log.output)
+
+    def test_vgpu_type_with_garbage_instances_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.write(T4_TYPES + 'nvidia-222/available_instances', 'many')
+
+        self.assertEqual([t4(T4_2B), V100], self.discover(tree))
+        self.assertIn("nvidia-222/available_instances: malformed 'many'",
+                      self.log.output)
+
+    def test_gpu_with_no_vgpu_type_left_reports_no_deployable(self):
+        tree = self.use_host('host_accelerators')
+        self.flags(group='nvidia_gpu_driver', enabled_vgpu_types=['nope'])
+
+        self.assertEqual([t4(), V100], self.discover(tree))
+
+    def test_added_type_directory_is_found_at_the_next_discovery(self):
+        tree = self.use_host('host_accelerators')
+        driver = nvidia.NvidiaGPUDriver(sysfs_root=tree.root)
+        driver.discover()
+        tree.write(T4_TYPES + 'nvidia-224/name', 'GRID T4-4C')
+        tree.write(T4_TYPES + 'nvidia-224/available_instances', '4')
+
+        names = [deployable.name
+                 for deployable in driver.discover()[0].deployables]
+
+        self.assertEqual(['gpu-0000:3d:00.0-nvidia-222',
+                          'gpu-0000:3d:00.0-nvidia-223',
+                          'gpu-0000:3d:00.0-nvidia-224'], names)
+
+    def test_fixture_layout_is_the_kernels(self):
+        tree = self.use_host('host_accelerators')
+        device = os.path.join(tree.root, 'bus/pci/devices/0000:3d:00.0')
+        self.assertEqual('../../../devices/pci0000:3d/0000:3d:00.0',
+                         os.readlink(device))
+        self.assertEqual('0x10de\n', open(os.path.join(device, 'vendor')).read())

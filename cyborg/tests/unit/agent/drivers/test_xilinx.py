@@ -1,0 +1,75 @@
+"""The Xilinx FPGA driver against recorded sysfs trees."""
+
+from cyborg.agent.drivers import base as driver_base
+from cyborg.agent.drivers.fpga import xilinx
+from cyborg.tests.unit.agent.drivers import driver_test
+from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
+from cyborg.tests.unit.agent.drivers.driver_test import pci_handle
+
+ALVEO_U250 = driver_base.DriverDevice(
+    type='FPGA', vendor='0x10ee', model='0x5004',
+    controlpath_id=pci_controlpath('0000:3b:00.0'),
+    std_board_info={'product_id': '0x5004', 'user_product_id': '0x5005',
+                    'class': '0x058000'},
+    deployables=[driver_base.DriverDeployable(
+        name='fpga-0000:3b:00.0', num_accelerators=1,
+        attributes={'rc': 'FPGA', 'management_function': '0000:3b:00.0',
+                    'user_function': '0000:3b:00.1',
+                    'trait0': 'CUSTOM_FPGA_XILINX',
+                    'trait1': 'CUSTOM_FPGA_PRODUCT_ID_5004'},
+        attach_handles=[pci_handle('0000:3b:00.1')])])
+
+
+class TestXilinxFPGADriver(driver_test.SysfsDriverTestCase):
+
+    def discover(self, tree):
+        return xilinx.XilinxFPGADriver(sysfs_root=tree.root).discover()
+
+    def test_one_device_per_card_attached_through_its_user_function(self):
+        tree = self.use_host('host_accelerators')
+
+        self.assertEqual([ALVEO_U250], self.discover(tree))
+        self.assertEqual('', self.log.output)
+
+    def test_root_comes_from_the_option(self):
+        tree = self.use_host('host_accelerators')
+        self.flags(group='xilinx_fpga_driver', sysfs_root=tree.root)
+
+        self.assertEqual([ALVEO_U250], xilinx.XilinxFPGADriver().discover())
+
+    def test_host_without_xilinx_cards(self):
+        self.assertEqual([], self.discover(
+            self.use_host('host_without_accelerators')))
+        self.assertEqual([], self.discover(self.use_empty_root()))
+
+    def test_second_card_is_its_own_device(self):
+        tree = self.use_host('host_accelerators')
+        for function, product in (('0', '0x500c'), ('1', '0x500d')):
+            tree.add_function('0000:d8:00.' + function, {'files': {
+                'vendor': '0x10ee', 'device': product, 'class': '0x058000'}})
+
+        devices = self.discover(tree)
+
+        self.assertEqual(['fpga-0000:3b:00.0', 'fpga-0000:d8:00.0'],
+                         [device.deployables[0].name for device in devices])
+        self.assertEqual('CUSTOM_FPGA_PRODUCT_ID_500C',
+                         devices[1].deployables[0].attributes['trait1'])
+        self.assertEqual([pci_handle('0000:d8:00.1')],
+                         devices[1].deployables[0].attach_handles)
+
+    def test_function_without_vendor_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.add_function('0000:d8:00.0', {'files': {
+            'device': '0x500c', 'class': '0x058000'}})
+
+        self.assertEqual([ALVEO_U250], self.discover(tree))
+        self.assertIn('0000:d8:00.0/vendor: missing', self.log.output)
+
+    def test_garbage_in_sriov_numvfs_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.add_function('0000:d8:00.0', {'files': {
+            'vendor': '0x10ee', 'device': '0x500c', 'class': '0x058000',
+            'sriov_numvfs': '\x00\x01'}})
+
+        self.assertEqual([ALVEO_U250], self.discover(tree))
+        self.assertIn('0000:d8:00.0/sriov_numvfs: malformed', self.log.output)
