@@ -6,14 +6,19 @@ Each collection's controller lives in ``controllers/v2/<collection>.py``.
 import pecan
 
 from cyborg.api.controllers import versions
+from cyborg.api.controllers.v2 import attributes as attribute_controllers
+from cyborg.api.controllers.v2 import deployables as deployable_controllers
+from cyborg.api.controllers.v2 import devices as device_controllers
 
 
 class V2Controller:
     """Routes /v2/<collection> to the controller of that collection."""
 
     # Resource collections, one attribute each, are added here by their own
-    # issues: devices, deployables, attributes, device_profiles and
-    # accelerator_requests. Until then their URLs answer 404.
+    # issues: device_profiles and accelerator_requests answer 404 until then.
+    devices = device_controllers.DevicesController()
+    deployables = deployable_controllers.DeployablesController()
+    attributes = attribute_controllers.AttributesController()
 
     @pecan.expose(generic=True, template='json')
     def index(self):

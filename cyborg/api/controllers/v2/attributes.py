@@ -1,0 +1,59 @@
+"""/v2/attributes: list, show, create and delete deployable attributes.
+
+Creating and deleting go through the conductor, which keeps the
+deployable's provider in Placement in step (``rc`` and ``trait*`` keys).
+"""
+
+import pecan
+from pecan import rest
+
+from cyborg import objects
+from cyborg.api.schemas import attributes as attribute_schemas
+from cyborg.api.schemas import body as body_schemas
+from cyborg.api.views import attributes as attribute_views
+from cyborg.policies import attribute as attribute_policies
+
+
+class AttributesController(rest.RestController):
+    """GET, POST /v2/attributes; GET, DELETE /v2/attributes/{uuid}."""
+
+    @pecan.expose('json')
+    def get_all(self, **params):
+        """Attributes matching the filters, one page sorted as asked."""
+        request = pecan.request
+        request.context.can(attribute_policies.LIST)
+        query = attribute_schemas.list_query(params)
+        attributes = objects.Attribute.list(
+            request.context, filters=query.filters, limit=query.limit,
+            marker=query.marker, sort_key=query.sort_key,
+            sort_dir=query.sort_dir)
+        return attribute_views.collection(attributes, query, params)
+
+    @pecan.expose('json')
+    def get_one(self, uuid):
+        """One attribute, not wrapped."""
+        request = pecan.request
+        request.context.can(attribute_policies.SHOW)
+        attribute = objects.Attribute.get_by_uuid(request.context, uuid)
+        return attribute_views.one(attribute)
+
+    @pecan.expose('json')
+    def post(self):
+        """Add an attribute to a deployable; 201 with the attribute."""
+        request = pecan.request
+        request.context.can(attribute_policies.CREATE)
+        values = attribute_schemas.create_values(
+            body_schemas.json_body(request))
+        attribute = request.conductor.create_attribute(request.context,
+                                                       values)
+        pecan.response.status = 201
+        return attribute_views.one(attribute)
+
+    @pecan.expose()
+    def delete(self, uuid):
+        """Delete an attribute; 204."""
+        request = pecan.request
+        request.context.can(attribute_policies.DELETE)
+        request.conductor.delete_attribute(request.context, uuid)
+        pecan.response.status = 204
+        return ''

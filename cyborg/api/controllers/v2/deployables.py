@@ -1,0 +1,50 @@
+"""/v2/deployables: list and show deployables with their attributes.
+
+A list may be filtered on the deployable's columns, on its device's host,
+vendor and type, and on attribute pairs (``attribute=<key>:<value>``); see
+``cyborg.api.schemas.deployables``.
+"""
+
+import pecan
+from pecan import rest
+
+from cyborg import objects
+from cyborg.api.schemas import deployables as deployable_schemas
+from cyborg.api.views import deployables as deployable_views
+from cyborg.db.queries import deployable_filters
+from cyborg.policies import deployable as deployable_policies
+
+
+def list_deployables(context, query):
+    """The Deployable objects of one page of ``query`` (two SQL queries)."""
+    results = deployable_filters.list_deployables(
+        context, filters=query.filters,
+        attributes=query.extra.get('attribute'), limit=query.limit,
+        marker=query.marker, sort_key=query.sort_key or 'id',
+        sort_dir=query.sort_dir)
+    return [objects.Deployable.from_db(
+                context, row,
+                attributes_list=[{attribute.key: attribute.value}
+                                 for attribute in attributes])
+            for row, attributes in results]
+
+
+class DeployablesController(rest.RestController):
+    """GET /v2/deployables and GET /v2/deployables/{uuid}."""
+
+    @pecan.expose('json')
+    def get_all(self, **params):
+        """Deployables matching the filters, one page sorted as asked."""
+        request = pecan.request
+        request.context.can(deployable_policies.LIST)
+        query = deployable_schemas.list_query(params)
+        deployables = list_deployables(request.context, query)
+        return deployable_views.collection(deployables, query, params)
+
+    @pecan.expose('json')
+    def get_one(self, uuid):
+        """One deployable, not wrapped."""
+        request = pecan.request
+        request.context.can(deployable_policies.SHOW)
+        deployable = objects.Deployable.get_by_uuid(request.context, uuid)
+        return deployable_views.one(deployable)

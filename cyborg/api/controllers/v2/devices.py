@@ -1,0 +1,90 @@
+"""/v2/devices: list and show devices, enable and disable them.
+
+Disabling sets the status ``maintaining`` through the conductor, which also
+reserves the device's whole inventory in Placement; the upstream clients'
+``POST .../disable`` and ``.../enable`` and seed 004's ``PATCH`` of
+``/status`` do the same thing.
+"""
+
+import pecan
+from pecan import rest
+
+from cyborg import objects
+from cyborg.api.schemas import body as body_schemas
+from cyborg.api.schemas import devices as device_schemas
+from cyborg.api.views import devices as device_views
+from cyborg.objects import fields
+from cyborg.policies import device as device_policies
+
+
+def _empty_ok():
+    """The current response as a 200 with an empty body."""
+    response = pecan.response
+    response.status = 200
+    response.content_type = None
+    # Pecan turns an empty 200 into a 204, except when the body is a
+    # generator it cannot see the end of; this one yields no bytes.
+    response.app_iter = (chunk for chunk in [b''])
+    return response
+
+
+class DevicesController(rest.RestController):
+    """GET /v2/devices[/{uuid}], PATCH /v2/devices/{uuid}, POST enable/disable."""
+
+    _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
+
+    @pecan.expose('json')
+    def get_all(self, **params):
+        """Devices matching the filters, one page sorted as asked."""
+        request = pecan.request
+        request.context.can(device_policies.LIST)
+        query = device_schemas.list_query(params)
+        devices = objects.Device.list(
+            request.context, filters=query.filters, limit=query.limit,
+            marker=query.marker, sort_key=query.sort_key,
+            sort_dir=query.sort_dir)
+        return device_views.collection(devices, request.version, query,
+                                       params)
+
+    @pecan.expose('json')
+    def get_one(self, uuid):
+        """One device, not wrapped."""
+        request = pecan.request
+        request.context.can(device_policies.SHOW)
+        device = objects.Device.get_by_uuid(request.context, uuid)
+        return device_views.one(device, request.version)
+
+    @pecan.expose('json')
+    def patch(self, uuid):
+        """Seed 004's form: replace /status with enabled or disabled."""
+        request = pecan.request
+        # Which rule applies depends on the body: a caller allowed neither
+        # is refused before the body is read.
+        if not request.context.can(device_policies.ENABLE, fatal=False):
+            request.context.can(device_policies.DISABLE)
+        status, reason = device_schemas.status_patch(
+            body_schemas.json_body(request))
+        request.context.can(device_policies.ENABLE
+                            if status == fields.DeviceStatus.ENABLED
+                            else device_policies.DISABLE)
+        device = request.conductor.set_device_status(
+            request.context, uuid, status, reason)
+        return device_views.one(device, request.version)
+
+    @pecan.expose()
+    def disable(self, uuid):
+        """Put the device in maintenance (status ``maintaining``); empty 200."""
+        request = pecan.request
+        request.context.can(device_policies.DISABLE)
+        request.conductor.set_device_status(
+            request.context, uuid, fields.DeviceStatus.MAINTAINING)
+        return _empty_ok()
+
+    @pecan.expose()
+    def enable(self, uuid):
+        """Take the device out of maintenance; empty 200."""
+        request = pecan.request
+        request.context.can(device_policies.ENABLE)
+        request.conductor.set_device_status(
+            request.context, uuid, fields.DeviceStatus.ENABLED)
+        return _empty_ok()

@@ -1,0 +1,58 @@
+"""Deployable lists filtered through their device and their attributes.
+
+``cyborg.db.queries.deployables`` filters on the deployable's own columns;
+here a list may also match the device's ``hostname``, ``vendor`` and
+``type`` (a join) and attribute key/value pairs (one EXISTS per pair). It
+returns the same ``(deployable, attributes)`` pairs, in two queries.
+"""
+
+import sqlalchemy as sa
+
+from cyborg.db import api as db_api
+from cyborg.db import models
+from cyborg.db.queries import rows
+
+Deployable = models.Deployable
+Device = models.Device
+Attribute = models.Attribute
+
+COLUMNS = dict(
+    {name: getattr(Deployable, name)
+     for name in Deployable.__table__.columns.keys()},
+    hostname=Device.hostname, vendor=Device.vendor, type=Device.type)
+
+
+@db_api.reader
+def list_deployables(context, filters=None, attributes=None, limit=None,
+                     marker=None, sort_key='id', sort_dir='asc'):
+    """Deployables matching ``filters`` and every (key, value) of ``attributes``.
+
+    ``filters`` may name the deployable's columns and the device's
+    ``hostname``, ``vendor`` and ``type``. Returns ``(deployable,
+    attributes)`` pairs of one page.
+
+    :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
+        sort key or marker
+    """
+    query = sa.select(Deployable).join(Device, Device.id == Deployable.device_id)
+    for key, value in attributes or ():
+        query = query.where(sa.exists().where(
+            Attribute.deployable_id == Deployable.id,
+            Attribute.key == key, Attribute.value == value))
+    query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
+                      marker, sort_key, sort_dir)
+    deployables = context.session.scalars(query).all()
+    return _with_attributes(context, deployables)
+
+
+def _with_attributes(context, deployables):
+    """Pair each deployable with its attributes, read in one query."""
+    by_deployable = {deployable.id: [] for deployable in deployables}
+    if by_deployable:
+        query = sa.select(Attribute).where(
+            Attribute.deployable_id.in_(list(by_deployable))
+        ).order_by(Attribute.id)
+        for attribute in context.session.scalars(query):
+            by_deployable[attribute.deployable_id].append(attribute)
+    return [(deployable, by_deployable[deployable.id])
+            for deployable in deployables]
