@@ -225,11 +225,15 @@ class Client:
             result = function(server_context, **server_kwargs)
             primitive = _through_json(
                 serializer.serialize_entity(server_context, result))
-        except Exception:
+        except Exception as error:
             # The wire's own conversion: allowed modules keep their class,
-            # anything else becomes oslo_messaging.RemoteError.
-            failure = messaging_common.serialize_remote_exception(
-                sys.exc_info())
+            # anything else becomes oslo_messaging.RemoteError. As the RPC
+            # server does, an endpoint's expected_exceptions wrapper is
+            # unwrapped to the exception it carries.
+            exc_info = sys.exc_info()
+            if isinstance(error, dispatcher.ExpectedException):
+                exc_info = error.exc_info
+            failure = messaging_common.serialize_remote_exception(exc_info)
             raise messaging_common.deserialize_remote_exception(
                 failure, ALLOWED_EXMODS) from None
         return serializer.deserialize_entity(context, primitive)
