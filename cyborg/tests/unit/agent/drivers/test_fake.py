@@ -1,0 +1,311 @@
+"""The fake driver: its default FPGA and the fleets of inventory files."""
+
+import logging
+import os
+import time
+import uuid
+
+import fixtures
+import yaml
+
+from cyborg.agent.drivers import base as driver_base
+from cyborg.agent.drivers import fake
+from cyborg.tests import base
+from cyborg.tests.unit.agent.drivers.driver_test import pci
+from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
+
+SAMPLE = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..',
+                      'etc', 'cyborg', 'fake-inventory.yaml')
+
+
+class FakeDriverTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.agent.drivers', level=logging.WARNING))
+
+    def inventory_file(self, data, name='inventory.yaml'):
+        path = os.path.join(self.directory, name)
+        with open(path, 'w', encoding='utf-8') as stream:
+            if isinstance(data, str):
+                stream.write(data)
+            else:
+                yaml.safe_dump(data, stream)
+        return path
+
+    def discover(self, data, host='compute-1', name='inventory.yaml'):
+        return fake.FakeDriver(inventory_path=self.inventory_file(data, name),
+                               host=host).discover()
+
+
+class TestDefaultFPGA(FakeDriverTestCase):
+
+    def test_one_fpga_whose_region_name_follows_the_naming_rule(self):
+        self.assertEqual([driver_base.DriverDevice(
+            type='FPGA', vendor='0xABCD', model='fake-fpga',
+            controlpath_id=pci_controlpath('0000:0c:00.0'),
+            std_board_info={'device_id': '0xCAFE',
+                            'class': 'Processing accelerators'},
+            vendor_board_info={'fake_shell': 'fake-shell-1.0'},
+            deployables=[driver_base.DriverDeployable(
+                name='fpga-0000:0c:00.0-region0', num_accelerators=1,
+                attributes={'rc': 'FPGA', 'trait1': 'CUSTOM_FAKE_DEVICE'},
+                attach_handles=[driver_base.DriverAttachHandle(
+                    attach_type='TEST_PCI',
+                    attach_info=pci('0000:0c:00.1'))])])],
+            fake.FakeDriver().discover())
+
+    def test_option_selects_the_inventory_file(self):
+        path = self.inventory_file({'gpus': [{'count': 3}]})
+        self.flags(group='agent', fake_inventory=path)
+
+        devices = fake.FakeDriver().discover()
+
+        self.assertEqual(['GPU'] * 3, [device.type for device in devices])
+
+
+class TestInventoryFile(FakeDriverTestCase):
+
+    def test_sample_file_gives_two_fpgas_and_a_gpu(self):
+        devices = fake.FakeDriver(inventory_path=SAMPLE,
+                                  host='compute-1').discover()
+
+        self.assertEqual(['FPGA', 'FPGA', 'GPU'],
+                         [device.type for device in devices])
+        self.assertEqual(
+            [['fpga-0000:10:00.0-region0', 'fpga-0000:10:00.0-region1'],
+             ['fpga-0000:11:00.0-region0', 'fpga-0000:11:00.0-region1'],
+             ['gpu-0000:12:00.0-nvidia-222', 'gpu-0000:12:00.0-nvidia-223']],
+            [[deployable.name for deployable in device.deployables]
+             for device in devices])
+        self.assertEqual([4, 4, 4, 4, 4, 2],
+                         [deployable.num_accelerators
+                          for device in devices
+                          for deployable in device.deployables])
+        self.assertEqual('Tesla T4 on compute-1', devices[2].model)
+        self.assertEqual('', self.log.output)
+
+    def test_fpga_region_tree(self):
+        devices = self.discover({'fpgas': [{
+            'vendor': '0x8086', 'board': 'pac_arria10', 'regions': [
+                {'id': 'r-1', 'function_id': 'f00d', 'pfs': 2,
+                 'vfs_per_pf': 5},
+                {'num_accelerators': 3}]}]})
+
+        self.assertEqual(1, len(devices))
+        device = devices[0]
+        self.assertEqual(('FPGA', '0x8086'), (device.type, device.vendor))
+        self.assertEqual(pci_controlpath('0000:10:00.0'),
+                         device.controlpath_id)
+        first, second = device.deployables
+        self.assertEqual(
+            {'rc': 'FPGA', 'region_id': 'r-1', 'function_id': 'f00d',
+             'trait0': 'CUSTOM_FAKE_DEVICE', 'trait1': 'CUSTOM_FPGA_INTEL',
+             'trait2': 'CUSTOM_FPGA_REGION_R_1',
+             'trait3': 'CUSTOM_FPGA_FUNCTION_ID_F00D'}, first.attributes)
+        self.assertEqual(10, first.num_accelerators)
+        # Ten VFs: device 01 functions 0-7, then device 02.
+        self.assertEqual(
+            ['0000:10:01.%d' % function for function in range(8)]
+            + ['0000:10:02.0', '0000:10:02.1'],
+            [driver_base.pci_address(handle.attach_info)
+             for handle in first.attach_handles])
+        self.assertEqual({'TEST_PCI'}, {handle.attach_type
+                                        for handle in first.attach_handles})
+        self.assertEqual(
+            [driver_base.DriverDeployable(
+                name='fpga-0000:10:00.0-region0-pf0', num_accelerators=0,
+                attributes={'pci_address': '0000:10:00.0', 'num_vfs': '5'}),
+             driver_base.DriverDeployable(
+                name='fpga-0000:10:00.0-region0-pf1', num_accelerators=0,
+                attributes={'pci_address': '0000:10:00.1', 'num_vfs': '5'})],
+            first.children)
+        # A region without VFs is attached through its PF; it may say how
+        # many accelerators it offers.
+        self.assertEqual(3, second.num_accelerators)
+        self.assertEqual(['0000:10:00.2'],
+                         [driver_base.pci_address(handle.attach_info)
+                          for handle in second.attach_handles])
+        self.assertNotIn('function_id', second.attributes)
+
+    def test_gpus_whole_and_with_vgpu_types(self):
+        devices = self.discover({'gpus': [
+            {'product_id': '0x1db4'},
+            {'vgpu_types': [{'type': 'nvidia-222', 'name': 'GRID T4-1B',
+                             'instances': 2}]}]})
+
+        whole, split = devices
+        self.assertEqual(('GPU', '0x10de'), (whole.type, whole.vendor))
+        self.assertEqual(
+            [driver_base.DriverDeployable(
+                name='gpu-0000:10:00.0', num_accelerators=1,
+                attributes={'rc': 'PGPU', 'trait0': 'CUSTOM_NVIDIA_1DB4',
+                            'trait1': 'CUSTOM_FAKE_DEVICE'},
+                attach_handles=[driver_base.DriverAttachHandle(
+                    'TEST_PCI', pci('0000:10:00.0'))])],
+            whole.deployables)
+        vgpu = split.deployables[0]
+        self.assertEqual('gpu-0000:11:00.0-nvidia-222', vgpu.name)
+        self.assertEqual('CUSTOM_NVIDIA_1EB8_T4_1B',
+                         vgpu.attributes['trait0'])
+        self.assertEqual(
+            [dict(pci('0000:11:00.0'), asked_type='nvidia-222',
+                  vgpu_mark='nvidia-222_%d' % index) for index in range(2)],
+            [handle.attach_info for handle in vgpu.attach_handles])
+        self.assertEqual({'MDEV'}, {handle.attach_type
+                                    for handle in vgpu.attach_handles})
+
+    def test_json_file(self):
+        devices = self.discover('{"fpgas": [{"count": 2}], "gpus": []}',
+                                name='inventory.json')
+        self.assertEqual(2, len(devices))
+
+    def test_empty_file_has_no_devices(self):
+        self.assertEqual([], self.discover(''))
+        self.assertEqual('', self.log.output)
+
+    def test_same_devices_at_every_discovery_and_in_every_process(self):
+        data = {'fpgas': [{'count': 3, 'regions': [{'vfs_per_pf': 2}]}]}
+        driver = fake.FakeDriver(inventory_path=self.inventory_file(data),
+                                 host='compute-1')
+
+        first = driver.discover()
+
+        self.assertEqual(first, driver.discover())
+        # The default region id is a name-based uuid of vendor, board and
+        # position, the same on every card of the board and in every process.
+        region_id = uuid.uuid5(fake.REGION_NAMESPACE,
+                               '0xABCD/fake_board/0').hex
+        self.assertEqual(
+            ['CUSTOM_FPGA_REGION_' + region_id.upper()] * 3,
+            [device.deployables[0].attributes['trait2'] for device in first])
+
+    def test_one_file_serves_many_hosts(self):
+        data = {'fpgas': [{'model': 'fpga of {host}'}]}
+        one = self.discover(data, host='compute-1')
+        two = self.discover(data, host='compute-2')
+
+        self.assertEqual('fpga of compute-1', one[0].model)
+        self.assertEqual('fpga of compute-2', two[0].model)
+        self.assertEqual(one[0].deployables, two[0].deployables)
+
+    def test_addresses_are_unique_on_a_host(self):
+        devices = self.discover({
+            'fpgas': [{'count': 300, 'regions': [
+                {'pfs': 2, 'vfs_per_pf': 20}, {'pfs': 1, 'vfs_per_pf': 8}]}],
+            'gpus': [{'count': 10}]})
+
+        controlpaths = [driver_base.pci_address(device.controlpath_id
+                                                .cpid_info)
+                        for device in devices]
+        functions = controlpaths + [
+            driver_base.pci_address(handle.attach_info)
+            for device in devices[:300]
+            for deployable in device.deployables
+            for handle in deployable.attach_handles]
+        names = [deployable.name for device in devices
+                 for deployable in device.deployables]
+        self.assertEqual(310, len(set(controlpaths)))
+        self.assertEqual(310 + 300 * 48, len(set(functions)))
+        self.assertEqual(len(names), len(set(names)))
+        self.assertTrue(all(driver_base.is_pci_address(address)
+                            for address in functions))
+
+    def test_removed_card_disappears_at_the_next_discovery(self):
+        path = self.inventory_file({'fpgas': [{'count': 2}]})
+        driver = fake.FakeDriver(inventory_path=path, host='compute-1')
+        self.assertEqual(2, len(driver.discover()))
+
+        self.inventory_file({'fpgas': [{'count': 1}]})
+
+        self.assertEqual(1, len(driver.discover()))
+
+    def test_thousands_of_devices_are_quick(self):
+        data = {'fpgas': [{'count': 800, 'regions': [
+            {'vfs_per_pf': 8, 'function_id': 'f00d'}]}]}
+        driver = fake.FakeDriver(inventory_path=self.inventory_file(data),
+                                 host='compute-1')
+
+        started = time.perf_counter()
+        devices = driver.discover()
+        elapsed = time.perf_counter() - started
+
+        self.assertEqual(800, len(devices))
+        self.assertEqual(800 * 8, sum(len(device.deployables[0].attach_handles)
+                                      for device in devices))
+        self.assertLess(elapsed, 0.5)
+
+
+class TestMalformedInventory(FakeDriverTestCase):
+
+    def assert_refused(self, data, words):
+        self.assertEqual([], self.discover(data))
+        self.assertIn('is unusable, reporting no devices', self.log.output)
+        self.assertIn(words, self.log.output)
+
+    def test_unknown_key_is_named(self):
+        self.assert_refused({'fpgas': [{'regions': [{'vfs': 4}]}]},
+                            'fpgas[0].regions[0].vfs: unknown key')
+
+    def test_wrong_types_are_named(self):
+        self.assert_refused({'fpgas': [{'count': 'two'}]},
+                            "fpgas[0].count: expected a non-negative integer")
+        self.assert_refused({'gpus': {'count': 1}},
+                            'inventory.gpus: expected a list')
+        self.assert_refused(['fpgas'], 'inventory: expected a mapping')
+        self.assert_refused({'fpgas': [{'count': -1}]}, 'fpgas[0].count')
+
+    def test_missing_required_key_is_named(self):
+        self.assert_refused({'gpus': [{'vgpu_types': [{'type': 'x',
+                                                       'name': 'y'}]}]},
+                            'gpus[0].vgpu_types[0].instances: missing')
+
+    def test_bad_ids_are_named(self):
+        self.assert_refused({'fpgas': [{'vendor': 'intel'}]},
+                            'fpgas[0].vendor: expected a 16-bit hex id')
+        self.assert_refused({'fpgas': [{'attach_type': 'MDEV'}]},
+                            'fpgas[0].attach_type: expected one of')
+        self.assert_refused(
+            {'gpus': [{'vgpu_types': [{'type': 'a/b', 'name': 'y',
+                                       'instances': 1}]}]},
+            'gpus[0].vgpu_types[0].type')
+
+    def test_a_card_that_cannot_be_addressed_is_refused(self):
+        self.assert_refused({'fpgas': [{'regions': [{'pfs': 9}]}]},
+                            'at most 8 fit a card')
+        self.assert_refused({'fpgas': [{'regions': [{'vfs_per_pf': 249}]}]},
+                            'at most 248 fit a card')
+
+    def test_yaml_syntax_error(self):
+        self.assert_refused('fpgas: [count: 1\n', 'inventory.yaml')
+
+    def test_missing_file(self):
+        driver = fake.FakeDriver(
+            inventory_path=os.path.join(self.directory, 'absent.yaml'))
+        self.assertEqual([], driver.discover())
+        self.assertIn('absent.yaml', self.log.output)
+
+
+class TestProgramming(FakeDriverTestCase):
+
+    def test_any_discovered_card_can_be_programmed(self):
+        driver = fake.FakeDriver(inventory_path=self.inventory_file(
+            {'fpgas': [{'count': 2}]}), host='compute-1')
+        second = driver.discover()[1].controlpath_id
+
+        self.assertIs(driver_base.ProgramResult.SUCCESS,
+                      driver.program(second, '/tmp/bitstream.bin'))
+        self.assertEqual('/tmp/bitstream.bin',
+                         driver.loaded_bitstream(second))
+
+    def test_a_card_no_longer_in_the_file_cannot_be_programmed(self):
+        driver = fake.FakeDriver(inventory_path=self.inventory_file(
+            {'fpgas': [{'count': 2}]}), host='compute-1')
+        second = driver.discover()[1].controlpath_id
+        self.inventory_file({'fpgas': [{'count': 1}]})
+        driver.discover()
+
+        self.assertIs(driver_base.ProgramResult.FAILURE,
+                      driver.program(second, '/tmp/bitstream.bin'))
