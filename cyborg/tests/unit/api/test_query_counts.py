@@ -1,0 +1,121 @@
+"""Every list endpoint costs the same number of SQL statements for 2 rows as for 100.
+
+The requests go through the real WSGI application (noauth) to a fresh
+SQLite database; a ``before_cursor_execute`` listener on its engine counts
+what each request sends.
+"""
+
+import sqlalchemy as sa
+import webob
+from oslo_utils import uuidutils
+
+from cyborg.api import app
+from cyborg import context as cyborg_context
+from cyborg import policies
+from cyborg.db.queries import attributes as attribute_queries
+from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import devices as device_queries
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+
+SMALL = 2
+TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
+LARGE = 100
+
+
+class TestListQueryCounts(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.flags(auth_strategy='noauth')
+        policies.reset()
+        self.addCleanup(policies.reset)
+        self.database = self.useFixture(database.Database(
+            backend='sqlite', schema='migrations'))
+        self.context = cyborg_context.RequestContext()
+        self.application = app.setup_app()
+        self.statements = []
+        sa.event.listen(self.database.engine, 'before_cursor_execute',
+                        self._count)
+        self.addCleanup(sa.event.remove, self.database.engine,
+                        'before_cursor_execute', self._count)
+        self.added = 0
+
+    def _count(self, connection, cursor, statement, parameters, context,
+               executemany):
+        # Transaction control (the SQLite driver's BEGIN) is not a query.
+        if statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL:
+            self.statements.append(statement)
+
+    def _add_devices(self, count):
+        """Devices on two hosts, each with a deployable holding two attributes."""
+        for _ in range(count):
+            self.added += 1
+            device = device_queries.create(self.context, {
+                'uuid': uuidutils.generate_uuid(), 'type': 'FPGA',
+                'vendor': '0x8086', 'model': 'PAC',
+                'hostname': 'host-%d' % (self.added % 2)})
+            deployable, _ = deployable_queries.create(self.context, {
+                'uuid': uuidutils.generate_uuid(), 'name': 'fpga%d' % self.added,
+                'num_accelerators': 1, 'device_id': device.id,
+                'rp_uuid': uuidutils.generate_uuid()})
+            for key, value in (('rc', 'FPGA'), ('trait1', 'CUSTOM_FAKE')):
+                attribute_queries.create(self.context, {
+                    'uuid': uuidutils.generate_uuid(),
+                    'deployable_id': deployable.id, 'key': key,
+                    'value': value})
+
+    def _statements_for(self, path):
+        """(number of SQL statements, response body) of GET ``path``."""
+        self.statements = []
+        response = webob.Request.blank(path, headers={
+            'OpenStack-API-Version': 'accelerator 2.3'}).get_response(
+                self.application)
+        self.assertEqual(200, response.status_int, response.text)
+        return len(self.statements), response.json_body
+
+    def _assert_constant(self, path, key, rows_per_device):
+        self._add_devices(SMALL)
+        small_count, small_body = self._statements_for(path)
+        self.assertEqual(SMALL * rows_per_device, len(small_body[key]))
+        self._add_devices(LARGE - SMALL)
+        large_count, large_body = self._statements_for(path)
+        self.assertEqual(LARGE * rows_per_device, len(large_body[key]))
+        self.assertEqual(small_count, large_count,
+                         'GET %s: %d statements for %d rows, %d for %d'
+                         % (path, small_count, SMALL, large_count, LARGE))
+        return large_count
+
+    def test_devices_list(self):
+        count = self._assert_constant('/v2/devices', 'devices', 1)
+        self.assertLessEqual(count, 1)
+
+    def test_devices_list_with_filters_and_marker(self):
+        self._add_devices(1)
+        marker = self._statements_for('/v2/devices')[1]['devices'][0]['uuid']
+        path = '/v2/devices?hostname=host-1&sort_key=vendor&marker=' + marker
+        small_count, _ = self._statements_for(path)
+        self._add_devices(LARGE)
+        large_count, body = self._statements_for(path)
+        self.assertEqual(LARGE // 2, len(body['devices']))
+        self.assertEqual(small_count, large_count)
+
+    def test_deployables_list(self):
+        count = self._assert_constant('/v2/deployables', 'deployables', 1)
+        # One page of deployables and one of their attributes.
+        self.assertLessEqual(count, 2)
+
+    def test_deployables_list_through_device_and_attributes(self):
+        path = ('/v2/deployables?hostname=host-1&vendor=0x8086'
+                '&attribute=rc:FPGA&sort_key=hostname')
+        self._add_devices(SMALL)
+        small_count, small_body = self._statements_for(path)
+        self.assertEqual(SMALL // 2, len(small_body['deployables']))
+        self._add_devices(LARGE - SMALL)
+        large_count, large_body = self._statements_for(path)
+        self.assertEqual(LARGE // 2, len(large_body['deployables']))
+        self.assertEqual(small_count, large_count)
+
+    def test_attributes_list(self):
+        count = self._assert_constant('/v2/attributes', 'attributes', 2)
+        self.assertLessEqual(count, 1)
