@@ -6,7 +6,6 @@ and the user function (passed to VMs). Each card is one device with one
 deployable whose attach handle is the user function.
 """
 
-import collections
 import logging
 
 from oslo_config import cfg
@@ -33,6 +32,11 @@ conf.CONF.register_opts(opts, group=group)
 def list_opts():
     """The options of this driver, for the sample configuration."""
     return {group: opts}
+
+
+def _slot(address):
+    """``0000:3b:00.1`` -> ``0000:3b:00``."""
+    return address.rsplit('.', 1)[0]
 
 
 def card_device(management, user):
@@ -64,23 +68,48 @@ class XilinxFPGADriver(base.Driver):
         self._sysfs = sysfs_reader.Sysfs(root)
 
     def discover(self):
-        """Return one device per Xilinx card; unreadable functions skipped."""
+        """Return one device per Xilinx card; a card with an unreadable
+        function is logged and skipped."""
         try:
-            functions = sysfs_reader.pci_functions(self._sysfs, VENDOR_ID)
+            slots = self._slots()
         except Exception:
             LOG.exception('Xilinx FPGA discovery failed')
             return []
-        slots = collections.defaultdict(list)
-        for function in functions:
-            if function.physfn is None:
-                slots[function.address.rsplit('.', 1)[0]].append(function)
         devices = []
         for slot in sorted(slots):
-            cards = sorted(slots[slot], key=lambda function: function.address)
-            management = cards[0]
-            user = cards[1] if len(cards) > 1 else cards[0]
+            functions = slots[slot]
+            if None in functions:
+                # Without all its functions the card's identity (its
+                # management function) is unknown.
+                LOG.warning('Skipping the Xilinx card in PCI slot %s: one of '
+                            'its functions cannot be read', slot)
+                continue
+            functions.sort(key=lambda function: function.address)
+            management = functions[0]
+            user = functions[1] if len(functions) > 1 else functions[0]
             devices.append(card_device(management, user))
         return devices
+
+    def _slots(self):
+        """PCIFunctions of each slot holding a Xilinx function, by slot;
+        None stands for a function that cannot be read."""
+        addresses = sysfs_reader.pci_addresses(self._sysfs)
+        vendors = {address: self._sysfs.read_int(
+            sysfs_reader.PCI_DEVICES, address, 'vendor', base=16)
+            for address in addresses}
+        slots = {_slot(address): [] for address, vendor in vendors.items()
+                 if vendor == VENDOR_ID}
+        for address in addresses:
+            functions = slots.get(_slot(address))
+            if functions is None:
+                continue
+            function = None
+            if vendors[address] == VENDOR_ID:
+                function = sysfs_reader.read_pci_function(self._sysfs,
+                                                          address)
+            if function is None or function.physfn is None:
+                functions.append(function)
+        return slots
 
     def program(self, controlpath_id, bitstream_path):
         """Programming through the Xilinx tools is not supported yet."""

@@ -65,6 +65,15 @@ class TestXilinxFPGADriver(driver_test.SysfsDriverTestCase):
         self.assertEqual([ALVEO_U250], self.discover(tree))
         self.assertIn('0000:d8:00.0/vendor: missing', self.log.output)
 
+    def test_card_with_a_broken_function_is_logged_and_skipped(self):
+        tree = self.use_host('host_accelerators')
+        tree.remove('bus/pci/devices/0000:3b:00.0/class')
+
+        self.assertEqual([], self.discover(tree))
+        self.assertIn('0000:3b:00.0/class: missing', self.log.output)
+        self.assertIn('Skipping the Xilinx card in PCI slot 0000:3b:00',
+                      self.log.output)
+
     def test_garbage_in_sriov_numvfs_is_logged_and_skipped(self):
         tree = self.use_host('host_accelerators')
         tree.add_function('0000:d8:00.0', {'files': {
