@@ -3,10 +3,14 @@
 An Alveo-style card shows two physical functions in one PCI slot: the
 management function (the lower function number, used to program the card)
 and the user function (passed to VMs). Each card is one device with one
-deployable whose attach handle is the user function.
+deployable whose attach handle is the user function. Where sysfs has no PCI
+devices directory (some containers), ``lspci -nnmm -D`` is read instead.
 """
 
 import logging
+import re
+import shlex
+import subprocess
 
 from oslo_config import cfg
 
@@ -17,6 +21,9 @@ from cyborg.agent.drivers import sysfs as sysfs_reader
 LOG = logging.getLogger(__name__)
 
 VENDOR_ID = 0x10ee
+LSPCI_TIMEOUT = 30
+# The number in brackets ending an lspci -nn field: "Xilinx Corporation [10ee]".
+_LSPCI_NUMBER = re.compile(r'\[([0-9a-fA-F]{4})\]$')
 
 group = cfg.OptGroup('xilinx_fpga_driver',
                      title='Options of the Xilinx FPGA driver')
@@ -24,6 +31,9 @@ opts = [
     cfg.StrOpt('sysfs_root', default='/sys',
                help='Where sysfs is mounted; tests point it at a recorded '
                     'tree.'),
+    cfg.StrOpt('lspci_command', default='lspci',
+               help='The lspci executable, run as "lspci -nnmm -D" only when '
+                    'sysfs has no bus/pci/devices directory.'),
 ]
 conf.CONF.register_group(group)
 conf.CONF.register_opts(opts, group=group)
@@ -32,6 +42,33 @@ conf.CONF.register_opts(opts, group=group)
 def list_opts():
     """The options of this driver, for the sample configuration."""
     return {group: opts}
+
+
+def parse_lspci(text):
+    """The PCIFunctions of ``lspci -nnmm -D`` output (no SR-IOV facts);
+    lines that do not parse are logged and left out."""
+    functions = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            fields = shlex.split(line)
+            address = fields[0]
+            class_code, vendor_id, product_id = (
+                int(_LSPCI_NUMBER.search(field).group(1), 16)
+                for field in fields[1:4])
+        except (ValueError, IndexError, AttributeError):
+            LOG.warning('Ignoring an lspci line that does not parse: %r',
+                        line[:200])
+            continue
+        if not base.is_pci_address(address):
+            LOG.warning('Ignoring an lspci line without a full PCI address '
+                        '(is -D missing?): %r', line[:200])
+            continue
+        functions.append(sysfs_reader.PCIFunction(
+            address=address.lower(), vendor_id=vendor_id,
+            product_id=product_id, class_code=class_code << 8))
+    return functions
 
 
 def _slot(address):
@@ -93,6 +130,11 @@ class XilinxFPGADriver(base.Driver):
     def _slots(self):
         """PCIFunctions of each slot holding a Xilinx function, by slot;
         None stands for a function that cannot be read."""
+        if not self._sysfs.exists(sysfs_reader.PCI_DEVICES):
+            slots = {}
+            for function in self._lspci_functions():
+                slots.setdefault(_slot(function.address), []).append(function)
+            return slots
         addresses = sysfs_reader.pci_addresses(self._sysfs)
         vendors = {address: self._sysfs.read_int(
             sysfs_reader.PCI_DEVICES, address, 'vendor', base=16)
@@ -110,6 +152,24 @@ class XilinxFPGADriver(base.Driver):
             if function is None or function.physfn is None:
                 functions.append(function)
         return slots
+
+    def _lspci_functions(self):
+        """Xilinx functions as lspci lists them; [] (logged) on failure."""
+        command = [conf.CONF.xilinx_fpga_driver.lspci_command, '-nnmm', '-D']
+        try:
+            result = subprocess.run(command, capture_output=True, text=True,
+                                    timeout=LSPCI_TIMEOUT, check=False)
+        except (OSError, subprocess.SubprocessError) as error:
+            LOG.warning('No PCI devices in sysfs and %s failed: %s',
+                        ' '.join(command), error)
+            return []
+        if result.returncode != 0:
+            LOG.warning('No PCI devices in sysfs and %s exited with %d: %s',
+                        ' '.join(command), result.returncode,
+                        result.stderr.strip()[:200])
+            return []
+        return [function for function in parse_lspci(result.stdout)
+                if function.vendor_id == VENDOR_ID]
 
     def program(self, controlpath_id, bitstream_path):
         """Programming through the Xilinx tools is not supported yet."""

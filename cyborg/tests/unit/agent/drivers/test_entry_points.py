@@ -35,6 +35,7 @@ class TestDriverEntryPoints(base.TestCase):
             importlib.import_module(
                 entry_points[group].split(':')[0])
             self.flags(group=group, sysfs_root=empty_root)
+        self.flags(group='xilinx_fpga_driver', lspci_command='/nonexistent')
         found = {}
         for name, target in entry_points.items():
             module_name, class_name = target.split(':')

@@ -23,7 +23,7 @@ def pci_device(address, vendor, product, class_code, device_type, traits):
 
 QAT = pci_device('0000:86:00.0', '0x8086', '0x37c8', '0x0b4000', 'AICHIP',
                  ['CUSTOM_PCI_INTEL', 'CUSTOM_PCI_PRODUCT_ID_37C8'])
-XILINX_USER = pci_device('0000:3b:00.1', '0x10ee', '0x5005', '0x058000',
+XILINX_USER = pci_device('0000:3b:00.1', '0x10ee', '0x5005', '0x120000',
                          'FPGA', ['CUSTOM_PCI_XILINX',
                                   'CUSTOM_PCI_PRODUCT_ID_5005'])
 
