@@ -125,17 +125,20 @@ def _default_fpga():
 # The file's format: for each mapping, its keys with (type, default). A
 # default of REQUIRED marks a key that must be given.
 REQUIRED = object()
+# A PCI id: a string such as "0x8086", or the number YAML makes of an
+# unquoted 0x8086.
+HEX = object()
 _VGPU_TYPE_KEYS = {'type': (str, REQUIRED), 'name': (str, REQUIRED),
                    'instances': (int, REQUIRED)}
 _REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
                 'num_accelerators': (int, None), 'pfs': (int, 1),
                 'vfs_per_pf': (int, 0)}
-_FPGA_KEYS = {'count': (int, 1), 'vendor': (str, VENDOR),
+_FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
               'vendor_name': (str, None), 'board': (str, 'fake_board'),
-              'model': (str, MODEL), 'product_id': (str, '0xCAFE'),
+              'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
               'attach_type': (str, 'TEST_PCI'), 'regions': (list, None)}
 _GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
-             'product_id': (str, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
+             'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
              'vgpu_types': (list, [])}
 _TOP_KEYS = {'fpgas': (list, []), 'gpus': (list, [])}
 
@@ -206,6 +209,12 @@ def _mapping(data, keys, where):
                 raise InvalidInventory(
                     '%s.%s: expected a non-negative integer, got %r'
                     % (where, key, value))
+        elif kind is HEX:
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = '0x%04x' % value
+            elif not isinstance(value, str):
+                raise InvalidInventory('%s.%s: expected a hex id such as '
+                                       '0x8086, got %r' % (where, key, value))
         elif kind is str:
             if isinstance(value, bool) or not isinstance(
                     value, (str, int, float)):

@@ -157,6 +157,17 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertEqual({'MDEV'}, {handle.attach_type
                                     for handle in vgpu.attach_handles})
 
+    def test_unquoted_hex_ids_are_read_as_written(self):
+        devices = self.discover('fpgas: [{vendor: 0x8086, product_id: 0x09c4}]'
+                                '\ngpus: [{product_id: 0x1DB4}]\n')
+
+        self.assertEqual('0x8086', devices[0].vendor)
+        self.assertEqual('0x09c4', devices[0].std_board_info['device_id'])
+        self.assertEqual('CUSTOM_FPGA_INTEL',
+                         devices[0].deployables[0].attributes['trait1'])
+        self.assertEqual('CUSTOM_NVIDIA_1DB4',
+                         devices[1].deployables[0].attributes['trait0'])
+
     def test_json_file(self):
         devices = self.discover('{"fpgas": [{"count": 2}], "gpus": []}',
                                 name='inventory.json')
@@ -265,6 +276,11 @@ class TestMalformedInventory(FakeDriverTestCase):
     def test_bad_ids_are_named(self):
         self.assert_refused({'fpgas': [{'vendor': 'intel'}]},
                             'fpgas[0].vendor: expected a 16-bit hex id')
+        self.assert_refused({'fpgas': [{'vendor': 0x18086}]},
+                            "fpgas[0].vendor: expected a 16-bit hex id such "
+                            "as 0x8086, got '0x18086'")
+        self.assert_refused({'gpus': [{'product_id': [1]}]},
+                            'gpus[0].product_id: expected a hex id')
         self.assert_refused({'fpgas': [{'attach_type': 'MDEV'}]},
                             'fpgas[0].attach_type: expected one of')
         self.assert_refused(
