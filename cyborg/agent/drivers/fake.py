@@ -68,8 +68,8 @@ class FakeDriver(base.Driver):
             host = self._host or conf.CONF.host
             try:
                 devices = build_devices(load_inventory(path, host))
-            except (OSError, InvalidInventory, yaml.YAMLError,
-                    json.JSONDecodeError) as error:
+            except (OSError, ValueError, yaml.YAMLError) as error:
+                # ValueError covers InvalidInventory, JSON and text decoding.
                 LOG.error('Fake inventory %s is unusable, reporting no '
                           'devices: %s', path, error)
                 devices = []

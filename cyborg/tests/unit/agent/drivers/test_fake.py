@@ -297,6 +297,13 @@ class TestMalformedInventory(FakeDriverTestCase):
     def test_yaml_syntax_error(self):
         self.assert_refused('fpgas: [count: 1\n', 'inventory.yaml')
 
+    def test_file_that_is_not_text(self):
+        path = os.path.join(self.directory, 'inventory.json')
+        with open(path, 'wb') as stream:
+            stream.write(b'\xff\xfe{')
+        self.assertEqual([], fake.FakeDriver(inventory_path=path).discover())
+        self.assertIn('inventory.json is unusable', self.log.output)
+
     def test_missing_file(self):
         driver = fake.FakeDriver(
             inventory_path=os.path.join(self.directory, 'absent.yaml'))
