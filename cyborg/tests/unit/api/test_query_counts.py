@@ -1,7 +1,7 @@
 """Every list endpoint costs the same number of SQL statements for 2 rows as for 100.
 
 The requests go through the real WSGI application (noauth) to a fresh
-SQLite database; a ``before_cursor_execute`` listener on its engine counts
+database (SQLite, and MariaDB and PostgreSQL when their servers answer); a ``before_cursor_execute`` listener on its engine counts
 what each request sends.
 """
 
@@ -25,13 +25,15 @@ LARGE = 100
 
 class TestListQueryCounts(base.TestCase):
 
+    backend = 'sqlite'
+
     def setUp(self):
         super().setUp()
         self.flags(auth_strategy='noauth')
         policies.reset()
         self.addCleanup(policies.reset)
         self.database = self.useFixture(database.Database(
-            backend='sqlite', schema='migrations'))
+            backend=self.backend, schema='migrations'))
         self.context = cyborg_context.RequestContext()
         self.application = app.setup_app()
         self.statements = []
@@ -119,3 +121,13 @@ class TestListQueryCounts(base.TestCase):
     def test_attributes_list(self):
         count = self._assert_constant('/v2/attributes', 'attributes', 2)
         self.assertLessEqual(count, 1)
+
+
+class TestListQueryCountsMySQL(TestListQueryCounts):
+
+    backend = 'mysql'
+
+
+class TestListQueryCountsPostgreSQL(TestListQueryCounts):
+
+    backend = 'postgresql'
