@@ -1,8 +1,11 @@
 """NVIDIA GPUs found in sysfs: a whole GPU (PGPU) or its vGPU types (VGPU).
 
-A GPU is a PCI function of vendor 0x10de and class 0x03xxxx. Without
-``mdev_supported_types`` it is passed through whole; with it, each enabled
-vGPU type becomes a deployable whose accelerators are mediated devices.
+A GPU is a PCI physical function of vendor 0x10de and class 0x03xxxx.
+Without ``mdev_supported_types`` it is passed through whole; with it, each
+enabled vGPU type becomes a deployable whose accelerators are mediated
+devices. A GPU with SR-IOV enabled (vGPU on Ampere and later) offers its
+vGPUs through its virtual functions: each VF's enabled types are deployables
+of the GPU, and the GPU is not passed through whole.
 """
 
 import logging
@@ -117,6 +120,8 @@ class NvidiaGPUDriver(base.Driver):
         for function in functions:
             if function.class_code >> 16 != DISPLAY_CLASS:
                 continue
+            if function.physfn is not None:
+                continue
             try:
                 devices.append(self._device(function))
             except Exception:
@@ -125,24 +130,29 @@ class NvidiaGPUDriver(base.Driver):
 
     def _device(self, function):
         address = function.address
-        model = function.product
-        type_ids = self._sysfs.list(sysfs_reader.PCI_DEVICES, address,
-                                    MDEV_TYPES)
-        if not type_ids and not self._sysfs.exists(
-                sysfs_reader.PCI_DEVICES, address, MDEV_TYPES):
-            deployables = [pgpu_deployable(address, function.product_id)]
+        product_id = function.product_id
+        if function.virtfns:
+            deployables = []
+            for virtual_function in function.virtfns:
+                deployables.extend(
+                    self._vgpu_deployables(virtual_function, product_id))
+        elif self._sysfs.exists(sysfs_reader.PCI_DEVICES, address,
+                                MDEV_TYPES):
+            deployables = self._vgpu_deployables(address, product_id)
         else:
-            deployables = self._vgpu_deployables(function, type_ids)
-        return gpu_device(address, function.product_id, model, deployables)
+            deployables = [pgpu_deployable(address, product_id)]
+        return gpu_device(address, product_id, function.product, deployables)
 
-    def _vgpu_deployables(self, function, type_ids):
+    def _vgpu_deployables(self, address, product_id):
+        """A deployable per enabled vGPU type of the function at
+        ``address``."""
         enabled = set(conf.CONF.nvidia_gpu_driver.enabled_vgpu_types)
         deployables = []
-        for type_id in type_ids:
+        for type_id in self._sysfs.list(sysfs_reader.PCI_DEVICES, address,
+                                        MDEV_TYPES):
             if enabled and type_id not in enabled:
                 continue
-            parts = (sysfs_reader.PCI_DEVICES, function.address, MDEV_TYPES,
-                     type_id)
+            parts = (sysfs_reader.PCI_DEVICES, address, MDEV_TYPES, type_id)
             type_name = self._sysfs.read(*parts, 'name')
             available = self._sysfs.read_int(*parts, 'available_instances')
             if type_name is None or available is None or available < 0:
@@ -151,7 +161,7 @@ class NvidiaGPUDriver(base.Driver):
             device_api = self._sysfs.read(*parts, 'device_api',
                                           required=False)
             deployables.append(vgpu_deployable(
-                function.address, function.product_id, type_id, type_name,
+                address, product_id, type_id, type_name,
                 available + created, device_api=device_api))
         return deployables
 

@@ -5,6 +5,7 @@ import os
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers.gpu import nvidia
 from cyborg.tests.unit.agent.drivers import driver_test
+from cyborg.tests.unit.agent.drivers import sysfs_tree
 from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
 from cyborg.tests.unit.agent.drivers.driver_test import pci_handle
 
@@ -122,6 +123,43 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
         self.assertEqual(['gpu-0000:3d:00.0-nvidia-222',
                           'gpu-0000:3d:00.0-nvidia-223',
                           'gpu-0000:3d:00.0-nvidia-224'], names)
+
+    def test_gpu_with_sr_iov_offers_its_vgpus_through_its_vfs(self):
+        tree = self.use_host('host_accelerators')
+        vfs = ['0000:b1:00.4', '0000:b1:00.5']
+        files = {'vendor': '0x10de', 'device': '0x20b0', 'class': '0x030200'}
+        tree.add_function('0000:b1:00.0', {'files': dict(
+            files, sriov_totalvfs='16', sriov_numvfs='2')})
+        for index, vf in enumerate(vfs):
+            types = 'mdev_supported_types/nvidia-471/'
+            tree.add_function(vf, {'files': dict(files, **{
+                types + 'name': 'GRID A100-4C',
+                types + 'available_instances': str(1 - index)}),
+                'directories': [types + 'devices'] + (
+                    [types + 'devices/a1b2c3d4-0000-4000-8000-000000000001']
+                    if index else [])})
+            tree.link(sysfs_tree.function_directory('0000:b1:00.0')
+                      + '/virtfn%d' % index,
+                      sysfs_tree.function_directory(vf))
+            tree.link(sysfs_tree.function_directory(vf) + '/physfn',
+                      sysfs_tree.function_directory('0000:b1:00.0'))
+
+        a100 = self.discover(tree)[2]
+
+        self.assertEqual(pci_controlpath('0000:b1:00.0'), a100.controlpath_id)
+        self.assertEqual(
+            [('gpu-0000:b1:00.4-nvidia-471', 1,
+              [pci_handle('0000:b1:00.4', 'MDEV', asked_type='nvidia-471',
+                          vgpu_mark='nvidia-471_0')],
+              'CUSTOM_NVIDIA_20B0_A100_4C'),
+             ('gpu-0000:b1:00.5-nvidia-471', 1,
+              [pci_handle('0000:b1:00.5', 'MDEV', asked_type='nvidia-471',
+                          vgpu_mark='nvidia-471_0')],
+              'CUSTOM_NVIDIA_20B0_A100_4C')],
+            [(deployable.name, deployable.num_accelerators,
+              deployable.attach_handles, deployable.attributes['trait0'])
+             for deployable in a100.deployables])
+        self.assertEqual(3, len(self.discover(tree)))
 
     def test_fixture_layout_is_the_kernels(self):
         tree = self.use_host('host_accelerators')
