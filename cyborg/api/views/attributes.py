@@ -23,4 +23,4 @@ def collection(attributes, query, params, request=None):
     """``{"attributes": [...]}`` with a ``next`` link when the page is full."""
     return listing.collection(
         RESOURCE, [one(attribute, request) for attribute in attributes],
-        RESOURCE, query, params, request)
+        query, params, request)

@@ -35,4 +35,4 @@ def collection(deployables, query, params, request=None):
     """``{"deployables": [...]}`` with a ``next`` link when the page is full."""
     return listing.collection(
         RESOURCE, [one(deployable, request) for deployable in deployables],
-        RESOURCE, query, params, request)
+        query, params, request)

@@ -34,4 +34,4 @@ def collection(devices, version, query, params, request=None):
     """``{"devices": [...]}`` with a ``next`` link when the page is full."""
     return listing.collection(
         RESOURCE, [one(device, version, request) for device in devices],
-        RESOURCE, query, params, request)
+        query, params, request)

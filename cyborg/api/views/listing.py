@@ -10,13 +10,13 @@ def timestamp(value):
     return None if value is None else value.isoformat()
 
 
-def collection(key, items, resource, query, params, request=None):
-    """``{key: items}`` plus ``next`` when the page is full.
+def collection(resource, items, query, params, request=None):
+    """``{resource: items}`` plus ``next`` when the page is full.
 
     ``next`` repeats the request's query string with ``marker`` set to the
     last item's uuid and ``limit`` to the page size; openstacksdk follows it.
     """
-    body = {key: items}
+    body = {resource: items}
     if items and len(items) >= query.limit:
         next_params = [(name, value) for name, value in _flat(params)
                        if name not in ('marker', 'limit')]

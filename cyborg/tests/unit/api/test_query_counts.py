@@ -1,8 +1,9 @@
 """Every list endpoint costs the same number of SQL statements for 2 rows as for 100.
 
 The requests go through the real WSGI application (noauth) to a fresh
-database (SQLite, and MariaDB and PostgreSQL when their servers answer); a ``before_cursor_execute`` listener on its engine counts
-what each request sends.
+database (SQLite, and MariaDB and PostgreSQL when their servers answer);
+a ``before_cursor_execute`` listener on its engine counts what each request
+sends.
 """
 
 import sqlalchemy as sa
