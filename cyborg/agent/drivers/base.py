@@ -23,6 +23,10 @@ Rules every driver follows, because the conductor relies on them:
 * An attach handle is identified by its type and info within its
   deployable; ``attach_type`` is ``PCI``, ``MDEV`` or ``TEST_PCI`` and
   ``attach_info`` a flat dict of strings.
+
+The helpers below the dataclasses build what these rules ask for: valid
+trait names (``custom_trait``) and PCI control path ids and attach handles.
+The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
 import abc
@@ -107,6 +111,8 @@ def custom_trait(*parts):
     name = '_'.join(word for word in words if word)
     if name == 'CUSTOM' or name.startswith('CUSTOM_'):
         name = name[len('CUSTOM'):].lstrip('_')
+    if not name:
+        raise ValueError('no trait name in %r' % (parts,))
     return ('CUSTOM_' + name)[:TRAIT_MAX_LENGTH].rstrip('_')
 
 

@@ -37,6 +37,10 @@ class TestCustomTrait(base.TestCase):
                          driver_base.custom_trait('PCI', '', None, '--',
                                                   '8086'))
 
+    def test_no_name_at_all_is_refused(self):
+        self.assertRaises(ValueError, driver_base.custom_trait, '--', '')
+        self.assertRaises(ValueError, driver_base.custom_trait, 'custom')
+
     def test_long_names_are_cut_to_placements_limit(self):
         trait = driver_base.custom_trait('X' * 300)
         self.assertEqual(255, len(trait))
