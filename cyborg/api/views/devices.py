@@ -1,7 +1,8 @@
 """Devices as the API shows them (Cyborg API v2 field names).
 
-``status`` appears from microversion 2.3; the internal ``id`` and
-``status_reason`` never do.
+``status`` and ``status_reason`` (why a device is in maintenance; an
+addition to upstream's fields, kept with seed 004's PATCH) appear from
+microversion 2.3; the internal ``id`` never does.
 """
 
 from cyborg.api import links
@@ -27,6 +28,7 @@ def one(device, version, request=None):
     }
     if microversions.supports_device_status(version):
         body['status'] = device.status
+        body['status_reason'] = device.status_reason
     return body
 
 

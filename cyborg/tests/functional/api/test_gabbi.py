@@ -6,7 +6,9 @@ one worker). ``gabbits-mounted/`` runs with the application mounted under
 """
 
 import os
+import urllib.parse
 
+import requests
 from gabbi import driver
 
 from cyborg.api import app
@@ -51,9 +53,48 @@ class BuiltPerRequest:
         return self.factory()(environ, start_response)
 
 
+class PlacementForwarded:
+    """Sends requests for Placement's host over HTTP, the rest to ``application``.
+
+    gabbi hands every request, whatever the host of its URL, to the
+    intercepted application; a file whose fixtures serve Placement
+    (``PLACEMENT_URL``) can still check what the conductor did there.
+    """
+
+    # Hop-by-hop and re-encoded headers are not copied from Placement's answer.
+    _DROPPED_HEADERS = ('connection', 'content-encoding', 'content-length',
+                        'transfer-encoding', 'keep-alive')
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        placement_url = os.environ.get('PLACEMENT_URL')
+        if not placement_url or environ.get('HTTP_HOST') != \
+                urllib.parse.urlsplit(placement_url).netloc:
+            return self.application(environ, start_response)
+        headers = {name[5:].replace('_', '-'): value
+                   for name, value in environ.items()
+                   if name.startswith('HTTP_')}
+        if environ.get('CONTENT_TYPE'):
+            headers['CONTENT-TYPE'] = environ['CONTENT_TYPE']
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+        body = environ['wsgi.input'].read(length) if length else None
+        url = '%s%s' % (placement_url.rstrip('/'), environ['PATH_INFO'])
+        if environ.get('QUERY_STRING'):
+            url += '?' + environ['QUERY_STRING']
+        response = requests.request(environ['REQUEST_METHOD'], url,
+                                    headers=headers, data=body, timeout=30)
+        start_response('%d %s' % (response.status_code, response.reason),
+                       [(name, value) for name, value in
+                        response.headers.items()
+                        if name.lower() not in self._DROPPED_HEADERS])
+        return [response.content]
+
+
 def setup_app():
     """The application as cyborg-api serves it."""
-    return BuiltPerRequest(app.setup_app)
+    return PlacementForwarded(BuiltPerRequest(app.setup_app))
 
 
 def setup_mounted_app():
