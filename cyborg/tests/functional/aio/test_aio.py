@@ -113,10 +113,22 @@ class TestAllInOne(base.TestCase):
         services = self._services()
         return services if len(services) == 2 else None
 
+    def _devices(self):
+        response = requests.get(
+            'http://127.0.0.1:%d/v2/devices' % self.api_port, timeout=5)
+        return response.json()['devices'] if response.ok else None
+
     def _placement(self, path, **headers):
         return requests.get(
             'http://127.0.0.1:%d%s' % (self.placement_port, path),
             headers=dict(headers, **{'X-Auth-Token': 'admin'}), timeout=5)
+
+    def _children_in_placement(self, compute_node):
+        tree = self._placement(
+            '/resource_providers?in_tree=%s' % compute_node,
+            **{'OpenStack-API-Version': 'placement 1.39'})
+        return [rp['name'] for rp in tree.json()['resource_providers']
+                if rp['parent_provider_uuid'] == compute_node]
 
     def test_comes_up_and_stops_on_sigint(self):
         self._start()
@@ -132,6 +144,15 @@ class TestAllInOne(base.TestCase):
         self.assertEqual({'cyborg-conductor', 'cyborg-agent'}, set(services))
         self.assertTrue(all(count >= 1 for count in services.values()))
 
+        # The agent's first report reaches the conductor through local
+        # dispatch: the default simulated FPGA shows in the API and its
+        # region becomes a provider under the compute node.
+        devices = self._wait_for('the simulated FPGA in GET /v2/devices',
+                                 self._devices)
+        self.assertEqual([('FPGA', self.host)],
+                         [(d['type'], d['hostname']) for d in devices])
+        self.assertNotIn('Inventory report of', self._log())
+
         root = self._placement('/')
         self.assertEqual(200, root.status_code)
         self.assertEqual('1.39', root.json()['versions'][0]['max_version'])
@@ -142,6 +163,14 @@ class TestAllInOne(base.TestCase):
         self.assertEqual(
             [self.host],
             [rp['name'] for rp in providers.json()['resource_providers']])
+        compute_node = providers.json()['resource_providers'][0]['uuid']
+        # The conductor syncs Placement after it has committed the report,
+        # so the provider may come a moment after the device shows.
+        children = self._wait_for(
+            'the region provider under the compute node',
+            lambda: self._children_in_placement(compute_node))
+        self.assertEqual(['%s_fpga-0000:0c:00.0-region0' % self.host],
+                         children)
         self.assertTrue(os.path.exists(
             os.path.join(self.state_dir, 'placement.sqlite')))
 
