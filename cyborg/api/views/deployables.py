@@ -2,18 +2,18 @@
 
 ``attributes_list`` is a JSON string of ``[{key: value}, ...]`` and
 ``device_id`` the device's internal integer id, as upstream clients expect.
+A list renders database rows straight (no object per row) through the same
+``_body`` as a single Deployable object.
 """
 
 import json
 
-from cyborg.api import links
 from cyborg.api.views import listing
 
 RESOURCE = 'deployables'
 
 
-def one(deployable, request=None):
-    """The response dict of one deployable."""
+def _body(deployable, attributes_list, make_links):
     return {
         'uuid': deployable.uuid,
         'parent_id': deployable.parent_id,
@@ -21,18 +21,30 @@ def one(deployable, request=None):
         'name': deployable.name,
         'num_accelerators': deployable.num_accelerators,
         'device_id': deployable.device_id,
-        'attributes_list': json.dumps(deployable.attributes_list),
+        'attributes_list': json.dumps(attributes_list),
         'rp_uuid': deployable.rp_uuid,
         'driver_name': deployable.driver_name,
         'bitstream_id': deployable.bitstream_id,
         'created_at': listing.timestamp(deployable.created_at),
         'updated_at': listing.timestamp(deployable.updated_at),
-        'links': links.make_links(RESOURCE, deployable.uuid, request=request),
+        'links': make_links(deployable.uuid),
     }
 
 
-def collection(deployables, query, params, request=None):
-    """``{"deployables": [...]}`` with a ``next`` link when the page is full."""
+def one(deployable, request=None):
+    """The response dict of one Deployable object."""
+    return _body(deployable, deployable.attributes_list,
+                 listing.link_maker(RESOURCE, request))
+
+
+def collection(results, query, params, request=None):
+    """``{"deployables": [...]}`` with a ``next`` link when the page is full.
+
+    ``results`` are ``(row, attributes_list)`` pairs of
+    ``cyborg.db.queries.deployable_filters.list_rows``.
+    """
+    make_links = listing.link_maker(RESOURCE, request)
     return listing.collection(
-        RESOURCE, [one(deployable, request) for deployable in deployables],
+        RESOURCE, [_body(row, attributes_list, make_links)
+                   for row, attributes_list in results],
         query, params, request)

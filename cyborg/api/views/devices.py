@@ -2,18 +2,17 @@
 
 ``status`` and ``status_reason`` (why a device is in maintenance; an
 addition to upstream's fields, kept with seed 004's PATCH) appear from
-microversion 2.3; the internal ``id`` never does.
+microversion 2.3; the internal ``id`` never does. A list renders database
+rows straight (no object per row) through the same ``_body`` as one Device.
 """
 
-from cyborg.api import links
 from cyborg.api import microversions
 from cyborg.api.views import listing
 
 RESOURCE = 'devices'
 
 
-def one(device, version, request=None):
-    """The response dict of one device at ``version``."""
+def _body(device, with_status, make_links):
     body = {
         'uuid': device.uuid,
         'type': device.type,
@@ -24,16 +23,28 @@ def one(device, version, request=None):
         'hostname': device.hostname,
         'created_at': listing.timestamp(device.created_at),
         'updated_at': listing.timestamp(device.updated_at),
-        'links': links.make_links(RESOURCE, device.uuid, request=request),
+        'links': make_links(device.uuid),
     }
-    if microversions.supports_device_status(version):
+    if with_status:
         body['status'] = device.status
         body['status_reason'] = device.status_reason
     return body
 
 
+def one(device, version, request=None):
+    """The response dict of one device (object or row) at ``version``."""
+    return _body(device, microversions.supports_device_status(version),
+                 listing.link_maker(RESOURCE, request))
+
+
 def collection(devices, version, query, params, request=None):
-    """``{"devices": [...]}`` with a ``next`` link when the page is full."""
+    """``{"devices": [...]}`` with a ``next`` link when the page is full.
+
+    ``devices`` may be Device objects or rows of
+    ``cyborg.db.queries.devices.list_rows``.
+    """
+    with_status = microversions.supports_device_status(version)
+    make_links = listing.link_maker(RESOURCE, request)
     return listing.collection(
-        RESOURCE, [one(device, version, request) for device in devices],
+        RESOURCE, [_body(device, with_status, make_links) for device in devices],
         query, params, request)

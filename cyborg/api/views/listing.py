@@ -1,13 +1,37 @@
-"""Shared rendering of list responses: timestamps and the ``next`` link."""
+"""Shared rendering of list responses: timestamps, links and the ``next`` link."""
 
+import datetime
 import urllib.parse
 
 from cyborg.api import links
 
 
 def timestamp(value):
-    """A datetime as ISO 8601 text, or None."""
-    return None if value is None else value.isoformat()
+    """A datetime as ISO 8601 text, or None.
+
+    A naive datetime (a database row's) is UTC, as the objects' fields
+    assume, so a row and its object render the same text.
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.UTC)
+    return value.isoformat()
+
+
+def link_maker(resource, request=None):
+    """A function of a uuid returning its ``links`` list, as ``links.make_links``.
+
+    The base URL is computed once, not once per row of a page.
+    """
+    self_prefix = links.build_url(resource, '', request=request)
+    bookmark_prefix = links.build_url(resource, '', bookmark=True,
+                                      request=request)
+
+    def make(uuid):
+        return [{'href': self_prefix + uuid, 'rel': 'self'},
+                {'href': bookmark_prefix + uuid, 'rel': 'bookmark'}]
+    return make
 
 
 def collection(resource, items, query, params, request=None):

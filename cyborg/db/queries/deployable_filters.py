@@ -3,7 +3,7 @@
 ``cyborg.db.queries.deployables`` filters on the deployable's own columns;
 here a list may also match the device's ``hostname``, ``vendor`` and
 ``type`` (a join) and attribute key/value pairs (one EXISTS per pair). It
-returns the same ``(deployable, attributes)`` pairs, in two queries.
+returns plain rows for lists that only render, in two queries.
 """
 
 import sqlalchemy as sa
@@ -23,36 +23,38 @@ COLUMNS = dict(
 
 
 @db_api.reader
-def list_deployables(context, filters=None, attributes=None, limit=None,
-                     marker=None, sort_key='id', sort_dir='asc'):
+def list_rows(context, filters=None, attributes=None, limit=None,
+              marker=None, sort_key='id', sort_dir='asc'):
     """Deployables matching ``filters`` and every (key, value) of ``attributes``.
 
     ``filters`` may name the deployable's columns and the device's
-    ``hostname``, ``vendor`` and ``type``. Returns ``(deployable,
-    attributes)`` pairs of one page.
+    ``hostname``, ``vendor`` and ``type``. Returns ``(row,
+    attributes_list)`` pairs of one page: each row a read-only Core row of
+    the deployable's columns, ``attributes_list`` its attributes as
+    ``[{key: value}, ...]`` in creation order. No ORM entity is loaded: the
+    lists only render.
+    Two queries, whatever the page size.
 
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key or marker
     """
-    query = sa.select(Deployable).join(Device, Device.id == Deployable.device_id)
+    query = sa.select(*Deployable.__table__.columns).join(
+        Device, Device.id == Deployable.device_id)
     for key, value in attributes or ():
         query = query.where(sa.exists().where(
             Attribute.deployable_id == Deployable.id,
             Attribute.key == key, Attribute.value == value))
     query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
                       marker, sort_key, sort_dir)
-    deployables = context.session.scalars(query).all()
-    return _with_attributes(context, deployables)
-
-
-def _with_attributes(context, deployables):
-    """Pair each deployable with its attributes, read in one query."""
+    deployables = context.session.execute(query).all()
     by_deployable = {deployable.id: [] for deployable in deployables}
     if by_deployable:
-        query = sa.select(Attribute).where(
-            Attribute.deployable_id.in_(list(by_deployable))
-        ).order_by(Attribute.id)
-        for attribute in context.session.scalars(query):
-            by_deployable[attribute.deployable_id].append(attribute)
+        query = sa.select(
+            Attribute.deployable_id, Attribute.key, Attribute.value
+        ).where(Attribute.deployable_id.in_(list(by_deployable))
+                ).order_by(Attribute.id)
+        for deployable_id, key, value in context.session.execute(query):
+            by_deployable[deployable_id].append({key: value})
     return [(deployable, by_deployable[deployable.id])
             for deployable in deployables]
+

@@ -43,6 +43,15 @@ def list_devices(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+@db_api.reader
+def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
+              sort_dir='asc'):
+    """The page of ``list_devices`` as read-only Core rows, for lists that only render."""
+    query = rows.page(context, Device, sa.select(*Device.__table__.columns),
+                      COLUMNS, filters, limit, marker, sort_key, sort_dir)
+    return context.session.execute(query).all()
+
+
 @db_api.writer
 def update(context, uuid, values):
     """Change columns of the device with ``uuid``; return the row."""

@@ -49,7 +49,7 @@ class AttributesController(rest.RestController):
         pecan.response.status = 201
         return attribute_views.one(attribute)
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def delete(self, uuid):
         """Delete an attribute; 204."""
         request = pecan.request

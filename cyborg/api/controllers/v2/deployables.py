@@ -16,17 +16,16 @@ from cyborg.policies import deployable as deployable_policies
 
 
 def list_deployables(context, query):
-    """The Deployable objects of one page of ``query`` (two SQL queries)."""
-    results = deployable_filters.list_deployables(
+    """One page of ``query`` as ``(row, attributes_list)`` pairs (two SQL queries).
+
+    Rows, not objects: the list only renders them (see
+    ``cyborg.api.views.deployables``).
+    """
+    return deployable_filters.list_rows(
         context, filters=query.filters,
         attributes=query.extra.get('attribute'), limit=query.limit,
         marker=query.marker, sort_key=query.sort_key or 'id',
-        sort_dir=query.sort_dir)
-    return [objects.Deployable.from_db(
-                context, row,
-                attributes_list=[{attribute.key: attribute.value}
-                                 for attribute in attributes])
-            for row, attributes in results]
+        sort_dir=query.sort_dir or 'asc')
 
 
 class DeployablesController(rest.RestController):

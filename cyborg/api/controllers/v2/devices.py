@@ -13,6 +13,7 @@ from cyborg import objects
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
 from cyborg.api.views import devices as device_views
+from cyborg.db.queries import devices as device_queries
 from cyborg.objects import fields
 from cyborg.policies import device as device_policies
 
@@ -39,10 +40,11 @@ class DevicesController(rest.RestController):
         request = pecan.request
         request.context.can(device_policies.LIST)
         query = device_schemas.list_query(params)
-        devices = objects.Device.list(
+        # Rows, not objects: the list only renders them.
+        devices = device_queries.list_rows(
             request.context, filters=query.filters, limit=query.limit,
-            marker=query.marker, sort_key=query.sort_key,
-            sort_dir=query.sort_dir)
+            marker=query.marker, sort_key=query.sort_key or 'id',
+            sort_dir=query.sort_dir or 'asc')
         return device_views.collection(devices, request.version, query,
                                        params)
 
@@ -71,7 +73,7 @@ class DevicesController(rest.RestController):
             request.context, uuid, status, reason)
         return device_views.one(device, request.version)
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def disable(self, uuid):
         """Put the device in maintenance (status ``maintaining``); empty 200."""
         request = pecan.request
@@ -80,7 +82,7 @@ class DevicesController(rest.RestController):
             request.context, uuid, fields.DeviceStatus.MAINTAINING)
         return _empty_ok()
 
-    @pecan.expose()
+    @pecan.expose(content_type='application/json')
     def enable(self, uuid):
         """Take the device out of maintenance; empty 200."""
         request = pecan.request

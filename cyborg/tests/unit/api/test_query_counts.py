@@ -6,49 +6,25 @@ a ``before_cursor_execute`` listener on its engine counts what each request
 sends.
 """
 
-import sqlalchemy as sa
 import webob
 from oslo_utils import uuidutils
 
-from cyborg.api import app
 from cyborg import context as cyborg_context
-from cyborg import policies
 from cyborg.db.queries import attributes as attribute_queries
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
-from cyborg.tests import base
-from cyborg.tests.fixtures import database
+from cyborg.tests.unit.api import real_app
 
 SMALL = 2
-TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
 LARGE = 100
 
 
-class TestListQueryCounts(base.TestCase):
-
-    backend = 'sqlite'
+class TestListQueryCounts(real_app.RealAppTestCase):
 
     def setUp(self):
         super().setUp()
-        self.flags(auth_strategy='noauth')
-        policies.reset()
-        self.addCleanup(policies.reset)
-        self.database = self.useFixture(database.Database(
-            backend=self.backend, schema='migrations'))
         self.context = cyborg_context.RequestContext()
-        self.application = app.setup_app()
-        self.statements = []
-        sa.event.listen(self.database.engine, 'before_cursor_execute',
-                        self._count)
-        self.addCleanup(sa.event.remove, self.database.engine,
-                        'before_cursor_execute', self._count)
         self.added = 0
-
-    def _count(self, connection, cursor, statement, parameters, context,
-               executemany):
-        # Transaction control (the SQLite driver's BEGIN) is not a query.
-        if statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL:
-            self.statements.append(statement)
 
     def _add_devices(self, count):
         """Devices on two hosts, each with a deployable holding two attributes."""

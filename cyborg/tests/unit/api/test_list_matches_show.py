@@ -1,0 +1,126 @@
+"""Every row of GET /v2/deployables and /v2/devices equals its GET of one.
+
+The lists render database rows straight, the single GETs render objects;
+these tests hold the two to the same bytes per row, at microversions 2.0
+and 2.3, with NULL and non-NULL optional columns, through the real WSGI
+application (noauth) on SQLite, MariaDB and PostgreSQL.
+"""
+
+import datetime
+
+import webob
+from oslo_utils import uuidutils
+
+from cyborg.api import app
+from cyborg import context as cyborg_context
+from cyborg import policies
+from cyborg.db.queries import attributes as attribute_queries
+from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import devices as device_queries
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+
+VERSIONS = ('2.0', '2.3')
+
+
+class TestListMatchesShow(base.TestCase):
+
+    backend = 'sqlite'
+
+    def setUp(self):
+        super().setUp()
+        self.flags(auth_strategy='noauth')
+        policies.reset()
+        self.addCleanup(policies.reset)
+        self.useFixture(database.Database(backend=self.backend,
+                                          schema='migrations'))
+        self.context = cyborg_context.RequestContext()
+        self.application = app.setup_app()
+        self._add_inventory()
+
+    def _add_inventory(self):
+        """Two devices: one with every optional column set, one with none."""
+        updated = datetime.datetime(2026, 11, 23, 1, 2, 3, 456789)
+        for index in range(2):
+            full = index == 0
+            device = device_queries.create(self.context, {
+                'uuid': uuidutils.generate_uuid(), 'type': 'FPGA',
+                'vendor': '0x8086', 'model': 'PAC', 'hostname': 'host-%d' % index,
+                'std_board_info': '{"class": "fpga"}' if full else None,
+                'vendor_board_info': 'rev é' if full else None,
+                'status': 'maintaining' if full else 'enabled',
+                'status_reason': 'repair' if full else None})
+            parent, _ = deployable_queries.create(self.context, {
+                'uuid': uuidutils.generate_uuid(), 'name': 'fpga%d' % index,
+                'num_accelerators': 0, 'device_id': device.id})
+            child, _ = deployable_queries.create(self.context, {
+                'uuid': uuidutils.generate_uuid(), 'name': 'vf%d' % index,
+                'num_accelerators': 1, 'device_id': device.id,
+                'parent_id': parent.id, 'root_id': parent.id,
+                'rp_uuid': uuidutils.generate_uuid() if full else None,
+                'driver_name': 'fake' if full else None,
+                'bitstream_id': 'bits' if full else None})
+            if full:
+                device_queries.update(self.context, device.uuid,
+                                      {'updated_at': updated})
+                deployable_queries.update(self.context, child.uuid,
+                                          {'updated_at': updated})
+                for key, value in (('rc', 'FPGA'), ('trait0', 'CUSTOM_A'),
+                                   ('empty', None)):
+                    attribute_queries.create(self.context, {
+                        'uuid': uuidutils.generate_uuid(),
+                        'deployable_id': child.id, 'key': key,
+                        'value': value})
+
+    def _get(self, path, version):
+        response = webob.Request.blank(path, headers={
+            'OpenStack-API-Version': 'accelerator %s' % version}).get_response(
+                self.application)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json_body
+
+    def _assert_rows_match(self, resource, version, expected_rows):
+        listed = self._get('/v2/%s' % resource, version)[resource]
+        self.assertEqual(expected_rows, len(listed))
+        for row in listed:
+            shown = self._get('/v2/%s/%s' % (resource, row['uuid']), version)
+            self.assertEqual(shown, row)
+            self.assertEqual(list(shown), list(row))
+        return listed
+
+    def test_deployables(self):
+        for version in VERSIONS:
+            listed = self._assert_rows_match('deployables', version, 4)
+            with_attributes = [row for row in listed if row['attributes_list'] != '[]']
+            self.assertEqual(1, len(with_attributes))
+            self.assertEqual(
+                '[{"rc": "FPGA"}, {"trait0": "CUSTOM_A"}, {"empty": null}]',
+                with_attributes[0]['attributes_list'])
+            self.assertIn(with_attributes[0]['updated_at'],
+                          ('2026-11-23T01:02:03.456789+00:00',
+                           '2026-11-23T01:02:03+00:00'))
+
+    def test_deployables_filtered_and_sorted(self):
+        path = '/v2/deployables?attribute=rc:FPGA&sort_key=hostname&sort_dir=desc'
+        for version in VERSIONS:
+            listed = self._get(path, version)['deployables']
+            self.assertEqual(1, len(listed))
+            self.assertEqual(
+                self._get('/v2/deployables/%s' % listed[0]['uuid'], version),
+                listed[0])
+
+    def test_devices(self):
+        for version in VERSIONS:
+            listed = self._assert_rows_match('devices', version, 2)
+            self.assertEqual(version == '2.3', 'status' in listed[0])
+            self.assertIn('+00:00', listed[0]['created_at'])
+
+
+class TestListMatchesShowMySQL(TestListMatchesShow):
+
+    backend = 'mysql'
+
+
+class TestListMatchesShowPostgreSQL(TestListMatchesShow):
+
+    backend = 'postgresql'
