@@ -98,6 +98,11 @@ class PlacementUnavailable(ServiceUnavailable):
     msg_fmt = 'Placement cannot be reached: %(reason)s'
 
 
+class PlacementNotConfigured(PlacementUnavailable):
+    msg_fmt = ('Placement is not usable with the [placement] options '
+               '(%(method)s %(url)s): %(detail)s')
+
+
 class ResourceProviderNotFound(NotFound):
     msg_fmt = 'Resource provider %(uuid)s not found in Placement.'
 

@@ -333,8 +333,8 @@ class PlacementClient:
             raise exception.PlacementUnavailable(reason=str(error)) from error
         except ks_exceptions.ClientException as error:
             # No endpoint, no auth plugin, failed discovery: configuration.
-            raise exception.PlacementError(status='no answer', method=method, url=url,
-                                 detail=str(error)) from error
+            raise exception.PlacementNotConfigured(
+                method=method, url=url, detail=str(error)) from error
         if response.status_code in _UNAVAILABLE_STATUSES:
             raise exception.PlacementUnavailable(
                 reason='%s %s answered %s' % (method, url,

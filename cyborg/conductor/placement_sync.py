@@ -46,9 +46,10 @@ def sync_host(context, placement, host):
     """Make ``host``'s provider tree in Placement match the database.
 
     Returns True when Placement is in step, False when Placement could not
-    be reached: that is logged once at WARNING and left to the host's next
-    inventory report (or device change) to repeat, because the database
-    side is already committed.
+    be reached or the [placement] options do not let the client reach it:
+    that is logged once (WARNING, or ERROR for the configuration) and left
+    to the host's next inventory report (or device change) to repeat,
+    because the database side is already committed.
 
     :raises: PlacementError or ResourceProviderConflict when Placement
         refuses a request (after every other provider was handled)
@@ -59,9 +60,15 @@ def sync_host(context, placement, host):
             _sync(context, placement, host, written)
         except exception.PlacementUnavailable as error:
             written.clear()
-            LOG.warning('Resource providers of host %s not synced: %s. The '
-                        'next inventory report of %s (or a change of one of '
-                        'its devices) syncs them again.', host, error, host)
+            # A Placement that is down or not configured yet is not the
+            # reporting agent's fault: the database is committed, so the
+            # next report (or device change) tries again.
+            log = (LOG.error
+                   if isinstance(error, exception.PlacementNotConfigured)
+                   else LOG.warning)
+            log('Resource providers of host %s not synced: %s. The next '
+                'inventory report of %s (or a change of one of its devices) '
+                'syncs them again.', host, error, host)
             return False
         except Exception:
             written.clear()

@@ -311,6 +311,22 @@ class TestSyncHost(PlacementSyncTestCase):
         self.assertIn('next inventory report', warnings[0])
         self.assertNotIn('Traceback', logger.output)
 
+    def test_unconfigured_placement_is_logged_as_an_error_not_raised(self):
+        # No auth plugin: the report that triggered the sync is already
+        # committed, so the agent must not see a failure for it.
+        self.flags(group='placement', auth_type=None)
+        logger = self.useFixture(fixtures.FakeLogger(
+            name=placement_sync.__name__, level=logging.DEBUG))
+
+        self.assertFalse(placement_sync.sync_host(
+            self.context, placement_client.PlacementClient(), HOST))
+
+        errors = [line for line in logger.output.splitlines()
+                  if 'not synced' in line]
+        self.assertEqual(1, len(errors), logger.output)
+        self.assertIn('[placement] options', errors[0])
+        self.assertNotIn('Traceback', logger.output)
+
     def test_a_failed_sync_forgets_what_it_had_written(self):
         self._sync()
         device_queries.update(self.context, self.fpga.uuid,
