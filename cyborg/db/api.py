@@ -3,14 +3,74 @@
 Every query function in ``cyborg.db.queries`` is marked with one of them, so
 where a transaction starts and ends is visible at the function. A writer
 that is the outermost transaction retries on a DB deadlock by itself.
+
+SQLite (the all-in-one) has one writer at a time: its file databases run in
+WAL mode so that readers do not wait for it, a write transaction starts
+with ``BEGIN IMMEDIATE`` (it takes the write lock before it reads, so it
+waits for another writer instead of failing later on a stale snapshot), a
+connection waits up to the busy timeout for that lock, and a writer that
+still finds the database locked is retried like a deadlock.
 """
 
 import functools
+import threading
 
+import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exception
 from oslo_db.sqlalchemy import enginefacade
 
 main_context_manager = enginefacade.transaction_context()
+
+SQLITE_BUSY_TIMEOUT_MS = 30000
+
+# Set when this thread is about to begin an outermost writer's transaction:
+# on SQLite the next BEGIN of the thread is then BEGIN IMMEDIATE, and only
+# that one (a reader it opens on another connection must not wait for it).
+_writing = threading.local()
+
+
+def _tune_sqlite(engine):
+    if engine.dialect.name != 'sqlite':
+        return
+
+    # oslo.db's 'begin' listener emits a plain BEGIN unless the connection
+    # is marked as in a transaction already; a writer's connection is given
+    # its BEGIN IMMEDIATE (straight on the DBAPI connection) and that mark
+    # as soon as it is checked out, before anything begins.
+    def _on_engine_connect(connection):
+        if (getattr(_writing, 'pending', False)
+                and 'in_transaction' not in connection.info):
+            _writing.pending = False
+            connection.connection.dbapi_connection.execute('BEGIN IMMEDIATE')
+            connection.info['in_transaction'] = True
+
+    def _on_checkin(dbapi_connection, connection_record):
+        # Returned to the pool (and rolled back): no transaction any more.
+        connection_record.info.pop('in_transaction', None)
+
+    sa.event.listen(engine, 'engine_connect', _on_engine_connect)
+    sa.event.listen(engine.pool, 'checkin', _on_checkin)
+
+    @sa.event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute('PRAGMA busy_timeout = %d' % SQLITE_BUSY_TIMEOUT_MS)
+            if engine.url.database not in (None, '', ':memory:'):
+                cursor.execute('PRAGMA journal_mode = WAL')
+        finally:
+            cursor.close()
+
+
+main_context_manager.append_on_engine_create(_tune_sqlite)
+
+
+def _sqlite_locked(error):
+    """Whether ``error`` is SQLite refusing a write because of another writer."""
+    cause = getattr(error, 'inner_exception', None) or error
+    return (isinstance(error, (db_exception.DBError, sa.exc.OperationalError))
+            and 'database is locked' in str(cause))
 
 
 def configure(conf):
@@ -47,8 +107,18 @@ def reader(function):
 def writer(function):
     """Run ``function(context, ...)`` in a write transaction, retried on deadlock."""
     transactional = main_context_manager.writer(function)
+
+    def attempt(context, *args, **kwargs):
+        outer = getattr(_writing, 'pending', False)
+        _writing.pending = True
+        try:
+            return transactional(context, *args, **kwargs)
+        finally:
+            _writing.pending = outer
+
     retrying = oslo_db_api.wrap_db_retry(
-        max_retries=5, retry_on_deadlock=True)(transactional)
+        max_retries=5, retry_on_deadlock=True,
+        exception_checker=_sqlite_locked)(attempt)
 
     @functools.wraps(function)
     def run(context, *args, **kwargs):
