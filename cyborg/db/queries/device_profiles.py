@@ -70,3 +70,36 @@ def update(context, uuid, values):
 def destroy(context, uuid):
     """Delete the device profile with ``uuid``."""
     rows.destroy(context, DeviceProfile, uuid)
+
+
+@db_api.writer
+def find_for_delete(context, refs):
+    """The profiles whose uuid or name is among ``refs``, locked for a delete.
+
+    One query; on MariaDB and PostgreSQL the rows stay locked until the
+    transaction ends, so no ARQ can start using them meanwhile.
+    """
+    query = sa.select(DeviceProfile).where(sa.or_(
+        DeviceProfile.uuid.in_(refs), DeviceProfile.name.in_(refs))
+    ).order_by(DeviceProfile.id).with_for_update()
+    return context.session.scalars(query).all()
+
+
+@db_api.reader
+def count_arqs_using(context, device_profile_ids):
+    """``{profile id: number of ARQs using it}`` for the profiles in use."""
+    arq = models.AcceleratorRequest
+    query = sa.select(arq.device_profile_id, sa.func.count(arq.id)).where(
+        arq.device_profile_id.in_(device_profile_ids)).group_by(
+            arq.device_profile_id)
+    return dict(context.session.execute(query).all())
+
+
+@db_api.writer
+def destroy_many(context, device_profile_ids):
+    """Delete the profiles with these internal ids, in one statement.
+
+    :raises: oslo_db.exception.DBError when an ARQ still uses one of them
+    """
+    context.session.execute(sa.delete(DeviceProfile).where(
+        DeviceProfile.id.in_(device_profile_ids)))
