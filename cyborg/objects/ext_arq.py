@@ -46,6 +46,15 @@ class ExtARQ(base.TableObject):
     }
 
     @classmethod
+    def unresolved_uuids(cls, context, instance_uuid, project_id=None):
+        """Uuids of the instance's ARQs not yet Bound, BindFailed or Deleting.
+
+        With ``project_id``, only that project's ARQs count.
+        """
+        return arq_queries.unresolved_uuids(context, instance_uuid,
+                                            project_id)
+
+    @classmethod
     def _from_result(cls, context, result):
         info = result.attach_handle_info
         return cls.from_db(

@@ -76,3 +76,176 @@ def update(context, uuid, values):
 def destroy(context, uuid):
     """Delete the ARQ with ``uuid``."""
     rows.destroy(context, ARQ, uuid)
+
+
+# -- Set-based statements of the ARQ workflows (cyborg.conductor.arqs) --
+#
+# Each touches all the ARQs it is given in one statement, so that creating,
+# binding, unbinding or deleting N ARQs costs as many statements as one.
+
+ARQ_TABLE = ARQ.__table__
+HANDLE_TABLE = models.AttachHandle.__table__
+UNRESOLVED_STATES = ('Initial', 'BindStarted', 'Unbound', 'UnbindFailed')
+
+
+def _owned(query, table, project_id):
+    """``query`` limited to ``project_id``'s ARQs unless it is None (all)."""
+    if project_id is None:
+        return query
+    return query.where(table.c.project_id == project_id)
+
+
+@db_api.writer
+def create_many(context, values_list):
+    """Insert one ARQ per dict of ``values_list`` in one statement; return them joined.
+
+    The rows come back in the order of ``values_list``.
+    """
+    if not values_list:
+        return []
+    context.session.execute(sa.insert(ARQ), values_list)
+    uuids = [values['uuid'] for values in values_list]
+    found = {row.AcceleratorRequest.uuid: row for row in context.session.execute(
+        _select().where(ARQ.uuid.in_(uuids)))}
+    return [found[uuid] for uuid in uuids]
+
+
+@db_api.writer
+def lock_arqs(context, uuids=None, instance_uuid=None, project_id=None):
+    """The ARQs with these uuids, or of this instance, locked until commit.
+
+    Rows are mappings of id, uuid, state, instance_uuid and attach_handle_id;
+    with ``project_id`` only that project's ARQs are seen.
+    """
+    table = ARQ_TABLE
+    query = sa.select(table.c.id, table.c.uuid, table.c.state,
+                      table.c.instance_uuid, table.c.attach_handle_id)
+    if uuids is not None:
+        query = query.where(table.c.uuid.in_(sorted(set(uuids))))
+    if instance_uuid is not None:
+        query = query.where(table.c.instance_uuid == instance_uuid)
+    query = _owned(query, table, project_id).order_by(
+        table.c.id).with_for_update()
+    return context.session.execute(query).mappings().all()
+
+
+@db_api.writer
+def bound_to_instances(context, instance_uuids, states, excluded_ids):
+    """Uuid and instance of the ARQs of these instances in ``states``, except ``excluded_ids``.
+
+    Binds of one instance take turns from here to the end of their
+    transactions, so that the answer stays true until the caller commits:
+    PostgreSQL takes a transaction-level advisory lock per instance (its
+    reads do not lock rows that do not exist yet); MySQL/MariaDB lock the
+    index range of the instances with a locking read, which makes a
+    concurrent bind of the same instance wait or fail as a deadlock that
+    the writer retries; SQLite has one writer at a time anyway.
+    """
+    if not instance_uuids:
+        return []
+    instance_uuids = sorted(set(instance_uuids))
+    table = ARQ_TABLE
+    dialect = context.session.get_bind().dialect.name
+    if dialect == 'postgresql':
+        keys = sa.func.unnest(sa.literal(instance_uuids, sa.ARRAY(sa.Text)))
+        context.session.execute(sa.select(sa.func.count(
+            sa.func.pg_advisory_xact_lock(
+                sa.func.hashtextextended(sa.column('instance'), 0)))).select_from(
+                    keys.alias('instance')))
+    query = sa.select(table.c.uuid, table.c.instance_uuid).where(
+        table.c.instance_uuid.in_(instance_uuids),
+        table.c.state.in_(states),
+        table.c.id.not_in(sorted(excluded_ids)),
+    ).order_by(table.c.id)
+    if dialect == 'mysql':
+        query = query.with_for_update()
+    return context.session.execute(query).mappings().all()
+
+
+@db_api.writer
+def start_binds(context, bindings, from_states, now):
+    """Set BindStarted and each ARQ's binding in one guarded statement.
+
+    ``bindings`` maps an ARQ id to a dict of hostname, device_rp_uuid,
+    instance_uuid and project_id (None keeps the ARQ's project). Only ARQs
+    still in ``from_states`` change; returns how many did.
+    """
+    if not bindings:
+        return 0
+    table = ARQ_TABLE
+
+    def per_arq(name):
+        return sa.case({arq_id: binding[name]
+                        for arq_id, binding in bindings.items()},
+                       value=table.c.id)
+
+    projects = {arq_id: binding['project_id']
+                for arq_id, binding in bindings.items()
+                if binding.get('project_id') is not None}
+    values = {'state': 'BindStarted', 'hostname': per_arq('hostname'),
+              'device_rp_uuid': per_arq('device_rp_uuid'),
+              'instance_uuid': per_arq('instance_uuid'),
+              'attach_handle_id': None, 'deployable_id': None,
+              'bind_owner': None, 'bind_lease_expires_at': None,
+              'bind_event_pending': None,
+              # The binder counts bind_timeout from here.
+              'updated_at': now}
+    if projects:
+        values['project_id'] = sa.case(projects, value=table.c.id,
+                                       else_=table.c.project_id)
+    statement = sa.update(table).where(
+        table.c.id.in_(sorted(bindings)),
+        table.c.state.in_(from_states)).values(**values)
+    return context.session.connection().execute(statement).rowcount
+
+
+def _free_attach_handles(context, arq_ids, now):
+    """Mark the attach handles held by these ARQs free, in one statement."""
+    held = sa.select(ARQ_TABLE.c.attach_handle_id).where(
+        ARQ_TABLE.c.id.in_(sorted(arq_ids)),
+        ARQ_TABLE.c.attach_handle_id.is_not(None))
+    statement = sa.update(HANDLE_TABLE).where(
+        HANDLE_TABLE.c.id.in_(held)).values(in_use=False, updated_at=now)
+    context.session.connection().execute(statement)
+
+
+@db_api.writer
+def unbind_many(context, arq_ids, from_states, now):
+    """Unbind these ARQs and free their attach handles: two statements.
+
+    Only ARQs still in ``from_states`` change; returns how many did (the
+    caller rolls back when that is short).
+    """
+    if not arq_ids:
+        return 0
+    _free_attach_handles(context, arq_ids, now)
+    table = ARQ_TABLE
+    statement = sa.update(table).where(
+        table.c.id.in_(sorted(arq_ids)),
+        table.c.state.in_(from_states),
+    ).values(state='Unbound', hostname=None, device_rp_uuid=None,
+             instance_uuid=None, attach_handle_id=None, deployable_id=None,
+             bind_owner=None, bind_lease_expires_at=None,
+             bind_event_pending=None, updated_at=now)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def destroy_many(context, arq_ids, now):
+    """Free the attach handles of these ARQs and delete them: two statements."""
+    if not arq_ids:
+        return 0
+    _free_attach_handles(context, arq_ids, now)
+    statement = sa.delete(ARQ_TABLE).where(ARQ_TABLE.c.id.in_(sorted(arq_ids)))
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.reader
+def unresolved_uuids(context, instance_uuid, project_id=None):
+    """Uuids of the instance's ARQs not yet Bound, BindFailed or Deleting."""
+    table = ARQ_TABLE
+    query = sa.select(table.c.uuid).where(
+        table.c.instance_uuid == instance_uuid,
+        table.c.state.in_(UNRESOLVED_STATES))
+    return list(context.session.scalars(
+        _owned(query, table, project_id).order_by(table.c.id)))

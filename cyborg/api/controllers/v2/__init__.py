@@ -6,19 +6,22 @@ Each collection's controller lives in ``controllers/v2/<collection>.py``.
 import pecan
 
 from cyborg.api.controllers import versions
+from cyborg.api.controllers.v2 import accelerator_requests as arq_controllers
 from cyborg.api.controllers.v2 import attributes as attribute_controllers
 from cyborg.api.controllers.v2 import deployables as deployable_controllers
+from cyborg.api.controllers.v2 import device_profiles as device_profile_controllers
 from cyborg.api.controllers.v2 import devices as device_controllers
 
 
 class V2Controller:
     """Routes /v2/<collection> to the controller of that collection."""
 
-    # Resource collections, one attribute each, are added here by their own
-    # issues: device_profiles and accelerator_requests answer 404 until then.
+    # Resource collections, one attribute each.
     devices = device_controllers.DevicesController()
     deployables = deployable_controllers.DeployablesController()
     attributes = attribute_controllers.AttributesController()
+    device_profiles = device_profile_controllers.DeviceProfilesController()
+    accelerator_requests = arq_controllers.AcceleratorRequestsController()
 
     @pecan.expose(generic=True, template='json')
     def index(self):

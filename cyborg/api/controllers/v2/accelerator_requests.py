@@ -1,0 +1,135 @@
+"""/v2/accelerator_requests: create, list, show, bind, unbind and delete ARQs.
+
+Reads go through the objects; every change is one conductor call, one
+transaction. A bind answers 202 as soon as the conductor has recorded it
+(state BindStarted); the conductor's binder finishes it and tells Nova.
+Binding, unbinding, deleting an instance's ARQs and deleting a Bound ARQ
+need a service token as well as the policy (api-contract.md §4).
+Callers other than admins and the service role see only their project's
+ARQs; the others answer 404.
+"""
+
+import http
+
+import pecan
+from pecan import rest
+
+from cyborg import exception
+from cyborg import objects
+from cyborg.api.schemas import accelerator_requests as arq_schemas
+from cyborg.api.schemas import body as body_schemas
+from cyborg.api.views import accelerator_requests as arq_views
+from cyborg.conductor import arqs as arq_workflows
+from cyborg.policies import arq as arq_policies
+
+SERVICE_TOKEN_REQUIRED = ('This operation requires a service token. Use the '  # noqa: S105
+                          'Compute API to manage instance accelerators.')
+
+
+class ARQsNotResolved(exception.CyborgException):
+    """Some ARQs of the instance are still binding (or not bound yet)."""
+
+    msg_fmt = ('ARQs of instance %(instance)s are not resolved yet: '
+               '%(uuids)s')
+    code = http.HTTPStatus.LOCKED
+
+
+def require_service_token(context):
+    """403 unless the request carried a valid service token."""
+    if not context.has_service_token:
+        raise exception.NotAuthorized(SERVICE_TOKEN_REQUIRED)
+
+
+def _accepted():
+    """The current response as a 202 with an empty body."""
+    response = pecan.response
+    response.status = 202
+    response.content_type = None
+    response.app_iter = (chunk for chunk in [b''])
+    return response
+
+
+class AcceleratorRequestsController(rest.RestController):
+    """GET, POST, PATCH, DELETE /v2/accelerator_requests[/{uuid}]."""
+
+    @pecan.expose('json')
+    def get_all(self, **params):
+        """ARQs, optionally of one ``instance``; 423 with ``bind_state=resolved``
+        while any of them is still to be resolved.
+        """
+        request = pecan.request
+        context = request.context
+        context.can(arq_policies.LIST)
+        query = arq_schemas.list_query(params)
+        project_id = arq_workflows.owner_filter(context)
+        filters = dict(query.filters)
+        if project_id is not None:
+            filters['project_id'] = project_id
+        if 'bind_state' in query.extra:
+            instance = filters['instance_uuid']
+            unresolved = objects.ExtARQ.unresolved_uuids(context, instance,
+                                                         project_id)
+            if unresolved:
+                raise ARQsNotResolved(instance=instance,
+                                      uuids=', '.join(unresolved))
+        arqs = objects.ExtARQ.list(
+            context, filters=filters, limit=query.limit, marker=query.marker,
+            sort_key=query.sort_key or 'id', sort_dir=query.sort_dir)
+        return arq_views.collection(arqs, query, params)
+
+    @pecan.expose('json')
+    def get_one(self, uuid):
+        """One ARQ, not wrapped."""
+        request = pecan.request
+        context = request.context
+        context.can(arq_policies.SHOW)
+        arq = objects.ExtARQ.get_by_uuid(context, uuid)
+        project_id = arq_workflows.owner_filter(context)
+        if project_id is not None and arq.project_id != project_id:
+            raise arq_workflows.not_found(uuid)
+        return arq_views.one(arq)
+
+    @pecan.expose('json')
+    def post(self):
+        """Create the ARQs of a device profile, all Initial; 201 ``{"arqs": [...]}``."""
+        request = pecan.request
+        request.context.can(arq_policies.CREATE)
+        name, group_id = arq_schemas.create_request(
+            body_schemas.json_body(request))
+        arqs = request.conductor.create_arqs(request.context, name, group_id)
+        pecan.response.status = 201
+        return arq_views.created(arqs)
+
+    @pecan.expose(content_type='application/json')
+    def patch(self, uuid=None):
+        """Bind or unbind the ARQs of the document (seed 004); 202, empty."""
+        request = pecan.request
+        context = request.context
+        context.can(arq_policies.UPDATE)
+        require_service_token(context)
+        patch = arq_schemas.patch_request(body_schemas.json_body(request),
+                                          request.version, uuid)
+        if patch.sets_project_id and not context.is_admin:
+            raise exception.PolicyNotAuthorized(
+                'Only an administrator may set the project_id of an ARQ.')
+        if patch.unbinds:
+            request.conductor.unbind_arqs(context, patch.unbinds)
+        else:
+            request.conductor.bind_arqs(context, patch.bindings)
+        return _accepted()
+
+    @pecan.expose(content_type='application/json')
+    def delete(self, uuid=None, **params):
+        """Delete ``?arqs=u1,u2``, ``?instance=u`` or one ARQ by uuid; 204."""
+        request = pecan.request
+        context = request.context
+        context.can(arq_policies.DELETE)
+        arq_uuids, instance_uuid = arq_schemas.delete_request(uuid, params)
+        if instance_uuid is not None:
+            require_service_token(context)
+        # Deleting a Bound ARQ by uuid needs a service token: the conductor
+        # checks the states in its transaction.
+        request.conductor.delete_arqs(context, arq_uuids=arq_uuids,
+                                      instance_uuid=instance_uuid)
+        pecan.response.status = 204
+        return ''

@@ -1,0 +1,47 @@
+"""Accelerator requests (ARQs) as the API shows them (Cyborg API v2 field names).
+
+An unbound ARQ has ``attach_handle_type`` ``""``, ``attach_handle_uuid``
+null and ``attach_handle_info`` ``{}``; a bound one has its attach handle's
+type, uuid and info, an object of strings (api-contract.md §4).
+"""
+
+from cyborg.api import links
+from cyborg.api.views import listing
+
+RESOURCE = 'accelerator_requests'
+COLLECTION_KEY = 'arqs'
+
+
+def one(arq, request=None):
+    """The response dict of one ARQ, not wrapped."""
+    info = arq.attach_handle_info or {}
+    return {
+        'uuid': arq.uuid,
+        'state': arq.state,
+        'device_profile_name': arq.device_profile_name,
+        'device_profile_group_id': arq.device_profile_group_id,
+        'hostname': arq.hostname,
+        'device_rp_uuid': arq.device_rp_uuid,
+        'instance_uuid': arq.instance_uuid,
+        'project_id': arq.project_id,
+        'attach_handle_type': arq.attach_handle_type or '',
+        'attach_handle_uuid': arq.attach_handle_uuid,
+        'attach_handle_info': {str(key): '' if value is None else str(value)
+                               for key, value in sorted(info.items())},
+        'created_at': listing.timestamp(arq.created_at),
+        'updated_at': listing.timestamp(arq.updated_at),
+        'links': links.make_links(RESOURCE, arq.uuid, request=request),
+    }
+
+
+def created(arqs, request=None):
+    """``{"arqs": [...]}``: the answer of a POST."""
+    return {COLLECTION_KEY: [one(arq, request) for arq in arqs]}
+
+
+def collection(arqs, query, params, request=None):
+    """``{"arqs": [...]}`` with a ``next`` link when the page is full."""
+    body = listing.collection(RESOURCE, [one(arq, request) for arq in arqs],
+                              query, params, request)
+    body[COLLECTION_KEY] = body.pop(RESOURCE)
+    return body

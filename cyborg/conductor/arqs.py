@@ -1,0 +1,307 @@
+"""ARQ workflows of the conductor: create, record binds, unbind, delete.
+
+Each workflow is one write transaction whose number of SQL statements does
+not depend on how many ARQs it touches (``cyborg.db.queries.arqs``). State
+changes are compare-and-set: an UPDATE guarded by the states the change is
+allowed from (api-contract.md §4), whose row count is checked, so that a
+bind, an unbind or the binder finishing concurrently cannot both win.
+
+A bind is only recorded here (BindStarted with host, provider and
+instance); ``cyborg.conductor.arq_binding.Binder`` finishes it after the
+commit. Callers other than admins and the service role see and change only
+their own project's ARQs; the others look missing (404).
+"""
+
+import datetime
+import logging
+
+from oslo_utils import uuidutils
+
+from cyborg import exception
+from cyborg import objects
+from cyborg.db import api as db_api
+from cyborg.db.queries import arqs as arq_queries
+from cyborg.objects import fields
+from cyborg.policies import base as policy_base
+
+LOG = logging.getLogger(__name__)
+
+STATES = fields.ARQState
+# States each change is allowed from (api-contract.md §4).
+BIND_FROM = (STATES.INITIAL, STATES.UNBOUND)
+UNBIND_FROM = (STATES.INITIAL, STATES.BIND_STARTED, STATES.BOUND,
+               STATES.BIND_FAILED)
+# An instance holding ARQs in these states has ARQs bound already.
+BOUND_STATES = (STATES.BIND_STARTED, STATES.BOUND)
+BINDING_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
+RESOURCES_PREFIX = 'resources:'
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def owner_filter(context):
+    """The project whose ARQs ``context`` may act on, or None for all.
+
+    Admins and callers with the service role (Nova) act on every project.
+    """
+    if context.is_admin or context.can(policy_base.SERVICE_ROLE,
+                                       fatal=False):
+        return None
+    return context.project_id
+
+
+def not_found(uuid):
+    return exception.ResourceNotFound(resource='ExtARQ', key='uuid',
+                                      value=uuid)
+
+
+def arqs_per_group(groups):
+    """How many ARQs each group of a profile asks for (api-contract.md §5).
+
+    The sum of the integer values of the group's ``resources:*`` keys; a
+    Xilinx FPGA group is not doubled (Nova does not double its count).
+
+    :raises: Invalid (400) for a value that is not an integer
+    """
+    counts = []
+    for index, group in enumerate(groups):
+        count = 0
+        for key, value in group.items():
+            if not key.startswith(RESOURCES_PREFIX):
+                continue
+            try:
+                amount = int(str(value).strip(), 10)
+            except ValueError:
+                raise exception.Invalid(
+                    reason='group %d of the device profile has %s=%r, not '
+                           'an integer' % (index, key, value)) from None
+            count += max(amount, 0)
+        counts.append(count)
+    return counts
+
+
+def create(context, device_profile_name, device_profile_group_id=None):
+    """Create the ARQs of a device profile in state Initial; return them.
+
+    One ARQ per accelerator of each group (``arqs_per_group``), or of the
+    group ``device_profile_group_id`` only, all in one transaction; the
+    ARQs belong to the caller's project.
+
+    :raises: ResourceNotFound (404) for an unknown or empty profile name;
+        Invalid (400) for a group index out of range or a profile asking
+        for no accelerator
+    """
+    if not isinstance(device_profile_name, str) or not device_profile_name:
+        raise exception.ResourceNotFound(resource='DeviceProfile', key='name',
+                                         value=device_profile_name)
+    created = _create_rows(context, device_profile_name,
+                           device_profile_group_id)
+    LOG.info('ARQs created from device profile %s: %s', device_profile_name,
+             ', '.join(arq.uuid for arq in created))
+    return created
+
+
+@db_api.writer
+def _create_rows(context, device_profile_name, group_id):
+    # On SQLite, wait for other writers now rather than fail on a stale
+    # snapshot at the insert and back off (other databases: nothing).
+    profile = objects.DeviceProfile.get_by_name(context, device_profile_name)
+    counts = arqs_per_group(profile.groups)
+    if group_id is not None:
+        if isinstance(group_id, bool) or not isinstance(group_id, int) or \
+                not 0 <= group_id < len(counts):
+            raise exception.Invalid(
+                reason='device_profile_group_id must be a group index from 0 '
+                       'to %d of device profile %s, not %r'
+                       % (len(counts) - 1, device_profile_name, group_id))
+        wanted = [(group_id, counts[group_id])]
+    else:
+        wanted = list(enumerate(counts))
+    values = [{'uuid': uuidutils.generate_uuid(),
+               'state': STATES.INITIAL,
+               'device_profile_id': profile.id,
+               'device_profile_group_id': index,
+               'project_id': context.project_id,
+               'created_at': _utcnow()}
+              for index, count in wanted for _ in range(count)]
+    if not values:
+        raise exception.Invalid(
+            reason='device profile %s asks for no accelerator%s'
+                   % (device_profile_name,
+                      '' if group_id is None else ' in group %d' % group_id))
+    return [objects.ExtARQ._from_result(context, row)
+            for row in arq_queries.create_many(context, values)]
+
+
+def _locked(context, uuids):
+    """The ARQs of ``uuids`` locked, by uuid; 404 naming the first missing."""
+    rows = arq_queries.lock_arqs(context, uuids=uuids,
+                                 project_id=owner_filter(context))
+    found = {row['uuid']: row for row in rows}
+    for uuid in uuids:
+        if uuid not in found:
+            raise not_found(uuid)
+    return found
+
+
+def _check_states(found, allowed, action):
+    """409 naming the first ARQ whose state does not allow ``action``."""
+    for uuid in sorted(found):
+        state = found[uuid]['state']
+        if state not in allowed:
+            raise exception.Conflict(
+                'Cannot %s ARQ %s in state %s; allowed from %s.'
+                % (action, uuid, state, ', '.join(allowed)))
+
+
+def _check_uuids(arq_uuids):
+    if not isinstance(arq_uuids, (list, tuple, set)) or not arq_uuids or \
+            not all(uuidutils.is_uuid_like(uuid) for uuid in arq_uuids):
+        raise exception.Invalid(reason='arq_uuids must be a non-empty list '
+                                       'of ARQ uuids, not %r' % (arq_uuids,))
+    return list(dict.fromkeys(arq_uuids))
+
+
+def bind(context, binder, bindings):
+    """Record ``bindings`` as BindStarted in one transaction, then submit them.
+
+    ``bindings`` maps each ARQ uuid to a dict of ``hostname``,
+    ``device_rp_uuid``, ``instance_uuid`` and optionally ``project_id``
+    (admins only). The binder takes the ARQs once they are committed.
+
+    :raises: Invalid (400) for a malformed binding or an instance that has
+        other ARQs bound already; PolicyNotAuthorized (403) for a project_id
+        set by a non-admin; ResourceNotFound (404) for an unknown ARQ;
+        Conflict (409) for an ARQ in a state a bind may not start from.
+        Nothing changes then.
+    """
+    bindings = _check_bindings(context, bindings)
+    _record_binds(context, bindings)
+    LOG.info('Binds recorded: %s', ', '.join(
+        '%s to instance %s on %s' % (uuid, binding['instance_uuid'],
+                                     binding['hostname'])
+        for uuid, binding in sorted(bindings.items())))
+    binder.submit(sorted(bindings))
+
+
+def _check_bindings(context, bindings):
+    if not isinstance(bindings, dict) or not bindings:
+        raise exception.Invalid(reason='bindings must map ARQ uuids to '
+                                       'their bindings')
+    checked = {}
+    for uuid, binding in bindings.items():
+        if not uuidutils.is_uuid_like(uuid) or not isinstance(binding, dict):
+            raise exception.Invalid(reason='bad binding of ARQ %r' % (uuid,))
+        missing = [name for name in BINDING_FIELDS if not binding.get(name)]
+        if missing:
+            raise exception.Invalid(reason='the binding of ARQ %s lacks %s'
+                                           % (uuid, ', '.join(missing)))
+        for name in ('device_rp_uuid', 'instance_uuid'):
+            if not uuidutils.is_uuid_like(binding[name]):
+                raise exception.Invalid(
+                    reason='%s of ARQ %s must be a UUID, not %r'
+                           % (name, uuid, binding[name]))
+        project_id = binding.get('project_id')
+        if project_id is not None and not context.is_admin:
+            raise exception.PolicyNotAuthorized(
+                'Only an administrator may set the project_id of ARQ %s.'
+                % uuid)
+        checked[uuid] = {'hostname': binding['hostname'],
+                         'device_rp_uuid': binding['device_rp_uuid'],
+                         'instance_uuid': binding['instance_uuid'],
+                         'project_id': project_id}
+    return checked
+
+
+@db_api.writer
+def _record_binds(context, bindings):
+    found = _locked(context, list(bindings))
+    _check_states(found, BIND_FROM, 'bind')
+    instances = {binding['instance_uuid'] for binding in bindings.values()}
+    others = arq_queries.bound_to_instances(
+        context, instances, BOUND_STATES,
+        [row['id'] for row in found.values()])
+    if others:
+        raise exception.Invalid(
+            reason='instance %s already has ARQs bound: %s'
+                   % (others[0]['instance_uuid'],
+                      ', '.join(row['uuid'] for row in others)))
+    by_id = {found[uuid]['id']: binding for uuid, binding in bindings.items()}
+    changed = arq_queries.start_binds(context, by_id, BIND_FROM, _utcnow())
+    if changed != len(by_id):
+        # Another bind or an unbind changed one of them meanwhile.
+        raise exception.Conflict(
+            'ARQs %s changed state during the bind; nothing was bound.'
+            % ', '.join(sorted(bindings)))
+
+
+def unbind(context, arq_uuids):
+    """Unbind ARQs and free their attach handles in one transaction.
+
+    :raises: ResourceNotFound (404) for an unknown ARQ; Conflict (409) for
+        an ARQ in a state it cannot be unbound from (or that changed state
+        meanwhile). Nothing changes then.
+    """
+    uuids = _check_uuids(arq_uuids)
+    _unbind_rows(context, uuids)
+    LOG.info('ARQs unbound: %s', ', '.join(uuids))
+
+
+@db_api.writer
+def _unbind_rows(context, uuids):
+    found = _locked(context, uuids)
+    _check_states(found, UNBIND_FROM, 'unbind')
+    ids = [row['id'] for row in found.values()]
+    changed = arq_queries.unbind_many(context, ids, UNBIND_FROM, _utcnow())
+    if changed != len(ids):
+        raise exception.Conflict(
+            'ARQs %s changed state during the unbind; nothing was unbound.'
+            % ', '.join(uuids))
+
+
+def delete(context, arq_uuids=None, instance_uuid=None):
+    """Delete ARQs, unbinding bound ones first, in one transaction.
+
+    Exactly one of ``arq_uuids`` (all or nothing) and ``instance_uuid``
+    (every ARQ of the instance; none is not an error). The attach handles
+    of the deleted ARQs are freed.
+
+    :raises: Invalid (400) for both or neither; ResourceNotFound (404) for
+        an unknown uuid among ``arq_uuids``; NotAuthorized (403) for Bound
+        ARQs and a caller without a service token. Nothing is deleted then.
+    """
+    if (arq_uuids is None) == (instance_uuid is None):
+        raise exception.Invalid(
+            reason='give either ARQ uuids or an instance uuid, not both or '
+                   'neither')
+    if arq_uuids is not None:
+        uuids = _check_uuids(arq_uuids)
+    elif not uuidutils.is_uuid_like(instance_uuid):
+        raise exception.Invalid(reason='instance must be a UUID, not %r'
+                                       % (instance_uuid,))
+    else:
+        uuids = None
+    deleted = _delete_rows(context, uuids, instance_uuid)
+    LOG.info('ARQs deleted: %s', ', '.join(deleted) or 'none')
+
+
+@db_api.writer
+def _delete_rows(context, uuids, instance_uuid):
+    if uuids is not None:
+        found = _locked(context, uuids)
+    else:
+        found = {row['uuid']: row for row in arq_queries.lock_arqs(
+            context, instance_uuid=instance_uuid,
+            project_id=owner_filter(context))}
+    bound = sorted(uuid for uuid, row in found.items()
+                   if row['state'] == STATES.BOUND)
+    if bound and not context.has_service_token:
+        raise exception.NotAuthorized(
+            'Deleting Bound ARQs (%s) requires a service token. Use the '
+            'Compute API to manage instance accelerators.' % ', '.join(bound))
+    if found:
+        arq_queries.destroy_many(context, [row['id'] for row in found.values()],
+                                 _utcnow())
+    return sorted(found)

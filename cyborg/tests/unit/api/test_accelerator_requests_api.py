@@ -1,0 +1,173 @@
+"""/v2/accelerator_requests through the real WSGI application, on every backend.
+
+Every request costs the same number of SQL statements (API reads and the
+conductor's transaction together: the conductor is reached by local RPC
+dispatch in this process) for 1 ARQ as for 50: create, list (by instance,
+with bind_state=resolved), bind, unbind, delete by uuids and by instance.
+"""
+
+import webob
+from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
+
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg.tests.unit.api import real_app
+from cyborg.tests.unit.db import records
+
+SMALL = 1
+LARGE = 50
+
+
+class RecordingBinder:
+    """Stands for the conductor's Binder: records what is submitted."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, arq_uuids):
+        self.submitted.append(sorted(arq_uuids))
+
+
+class TestARQAPIStatementCounts(real_app.RealAppTestCase):
+
+    conductor_server = 'arq-api-test'
+
+    def setUp(self):
+        super().setUp()
+        self.context = cyborg_context.get_admin_context()
+        self.binder = self.conductor.binder = RecordingBinder()
+        for count in (SMALL, LARGE):
+            records.make_device_profile(
+                self.context, name='dp-%d' % count,
+                groups=[{'resources:FPGA': str(count)}])
+
+    def _request(self, method, path, body=None, status=200):
+        """(statements, response) of one request answering ``status``."""
+        request = webob.Request.blank(path, method=method,
+                                      headers={'Accept': 'application/json'})
+        if body is not None:
+            request.content_type = 'application/json'
+            request.body = jsonutils.dump_as_bytes(body)
+        self.statements = []
+        response = request.get_response(self.application)
+        self.assertEqual(status, response.status_int, response.text)
+        return len(self.statements), response
+
+    def _create(self, count):
+        statements, response = self._request(
+            'POST', '/v2/accelerator_requests',
+            {'device_profile_name': 'dp-%d' % count}, status=201)
+        uuids = [arq['uuid'] for arq in response.json_body['arqs']]
+        self.assertEqual(count, len(uuids))
+        return statements, uuids
+
+    def _bind(self, uuids, instance):
+        rp_uuid = uuidutils.generate_uuid()
+        body = {uuid: [
+            {'path': '/hostname', 'op': 'add', 'value': 'compute-1'},
+            {'path': '/device_rp_uuid', 'op': 'add', 'value': rp_uuid},
+            {'path': '/instance_uuid', 'op': 'add', 'value': instance}]
+            for uuid in uuids}
+        return self._request('PATCH', '/v2/accelerator_requests', body,
+                             status=202)[0]
+
+    def _unbind(self, uuids):
+        body = {uuid: [{'path': path, 'op': 'remove'}
+                       for path in ('/hostname', '/device_rp_uuid',
+                                    '/instance_uuid')] for uuid in uuids}
+        return self._request('PATCH', '/v2/accelerator_requests', body,
+                             status=202)[0]
+
+    def _states(self, uuids):
+        states = {arq.uuid: arq.state for arq in objects.ExtARQ.list(
+            self.context, filters={'uuid': uuids})}
+        return [states.get(uuid) for uuid in uuids]
+
+    def _assert_same(self, counts, at_most):
+        self.assertEqual(counts[SMALL], counts[LARGE],
+                         '%d statements for %d ARQs, %d for %d'
+                         % (counts[SMALL], SMALL, counts[LARGE], LARGE))
+        self.assertLessEqual(counts[LARGE], at_most)
+
+    def test_create(self):
+        counts = {count: self._create(count)[0] for count in (SMALL, LARGE)}
+        self._assert_same(counts, 4)
+
+    def test_bind_then_list_of_the_instance(self):
+        bind_counts, list_counts, locked_counts = {}, {}, {}
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            instance = uuidutils.generate_uuid()
+            bind_counts[count] = self._bind(uuids, instance)
+            self.assertEqual(['BindStarted'] * count, self._states(uuids))
+            self.assertEqual(sorted(uuids), self.binder.submitted[-1])
+            list_counts[count], response = self._request(
+                'GET', '/v2/accelerator_requests?instance=%s' % instance)
+            self.assertEqual(sorted(uuids), sorted(
+                arq['uuid'] for arq in response.json_body['arqs']))
+            locked_counts[count], _ = self._request(
+                'GET', '/v2/accelerator_requests?instance=%s'
+                '&bind_state=resolved' % instance, status=423)
+        self.assertEqual(2, len(self.binder.submitted))
+        self._assert_same(bind_counts, 4)
+        self._assert_same(list_counts, 1)
+        self._assert_same(locked_counts, 1)
+
+    def test_resolved_list(self):
+        counts = {}
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            instance = uuidutils.generate_uuid()
+            self._bind(uuids, instance)
+            for arq in objects.ExtARQ.list(self.context,
+                                           filters={'uuid': uuids}):
+                arq.state = 'Bound'
+                arq.save(self.context)
+            counts[count], response = self._request(
+                'GET', '/v2/accelerator_requests?instance=%s'
+                '&bind_state=resolved' % instance)
+            self.assertEqual(['Bound'] * count, [
+                arq['state'] for arq in response.json_body['arqs']])
+        self._assert_same(counts, 2)
+
+    def test_unbind(self):
+        counts = {}
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            self._bind(uuids, uuidutils.generate_uuid())
+            counts[count] = self._unbind(uuids)
+            self.assertEqual(['Unbound'] * count, self._states(uuids))
+        self._assert_same(counts, 4)
+
+    def test_delete_by_uuids(self):
+        counts = {}
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            counts[count], _ = self._request(
+                'DELETE', '/v2/accelerator_requests?arqs=%s' % ','.join(uuids),
+                status=204)
+            self.assertEqual([None] * count, self._states(uuids))
+        self._assert_same(counts, 4)
+
+    def test_delete_by_instance(self):
+        counts = {}
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            instance = uuidutils.generate_uuid()
+            self._bind(uuids, instance)
+            counts[count], _ = self._request(
+                'DELETE', '/v2/accelerator_requests?instance=%s' % instance,
+                status=204)
+            self.assertEqual([None] * count, self._states(uuids))
+        self._assert_same(counts, 4)
+
+
+class TestARQAPIStatementCountsMySQL(TestARQAPIStatementCounts):
+
+    backend = 'mysql'
+
+
+class TestARQAPIStatementCountsPostgreSQL(TestARQAPIStatementCounts):
+
+    backend = 'postgresql'

@@ -1,0 +1,452 @@
+"""conductor.arqs: create, bind, unbind and delete, on every backend.
+
+Each workflow is one transaction, all or nothing, whose number of SQL
+statements is the same for 1 ARQ as for 50; state changes follow the
+contract's transition table; non-admin callers act on their project only.
+"""
+
+import threading
+
+import fixtures
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import objects
+from cyborg import policies
+from cyborg.conductor import arqs
+from cyborg.db.queries import arqs as arq_queries
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+from cyborg.tests.unit.api.real_app import TRANSACTION_CONTROL
+from cyborg.tests.unit.db import records
+
+PROJECT = 'project-a'
+OTHER_PROJECT = 'project-b'
+
+
+class RecordingBinder:
+    """Stands for the conductor's Binder: records what is submitted."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, arq_uuids):
+        self.submitted.append(list(arq_uuids))
+
+
+def _binding(instance_uuid, rp_uuid=None, hostname='compute-1'):
+    return {'hostname': hostname,
+            'device_rp_uuid': rp_uuid or uuidutils.generate_uuid(),
+            'instance_uuid': instance_uuid}
+
+
+class TestARQs(base.TestCase):
+
+    backend = 'sqlite'
+
+    def setUp(self):
+        super().setUp()
+        policies.reset()
+        self.addCleanup(policies.reset)
+        self.database = self.useFixture(database.Database(
+            backend=self.backend, schema='migrations'))
+        self.admin = cyborg_context.get_admin_context()
+        self.member = cyborg_context.RequestContext(
+            project_id=PROJECT, roles=['member', 'reader'])
+        self.other = cyborg_context.RequestContext(
+            project_id=OTHER_PROJECT, roles=['member', 'reader'])
+        self.nova = cyborg_context.RequestContext(
+            project_id=PROJECT, roles=['member'], has_service_token=True)
+        self.profile = records.make_device_profile(
+            self.admin, name='two-groups',
+            groups=[{'resources:FPGA': '2', 'resources:CUSTOM_QAT': '1',
+                     'trait:CUSTOM_FPGA_XILINX': 'required'},
+                    {'resources:PGPU': '1', 'accel:function_id': 'x'}])
+        self.binder = RecordingBinder()
+        self.statements = []
+
+    def _count(self, connection, cursor, statement, parameters, context,
+               executemany):
+        if statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL:
+            self.statements.append(statement)
+
+    def _statements(self, function, *args, **kwargs):
+        """(number of SQL statements, result) of one call."""
+        self.statements = []
+        sa.event.listen(self.database.engine, 'before_cursor_execute',
+                        self._count)
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            sa.event.remove(self.database.engine, 'before_cursor_execute',
+                            self._count)
+        return len(self.statements), result
+
+    def _states(self, uuids):
+        return [objects.ExtARQ.get_by_uuid(self.admin, uuid).state
+                for uuid in uuids]
+
+    def _create(self, count, context=None):
+        profile = records.make_device_profile(
+            self.admin, groups=[{'resources:FPGA': str(count)}])
+        return [arq.uuid for arq in arqs.create(context or self.member,
+                                                profile.name)]
+
+    # -- create ----------------------------------------------------------
+
+    def test_create_makes_the_sum_of_resources_per_group(self):
+        created = arqs.create(self.member, 'two-groups')
+
+        # 2 + 1 in group 0 (not doubled for Xilinx), 1 in group 1.
+        self.assertEqual([0, 0, 0, 1],
+                         [arq.device_profile_group_id for arq in created])
+        self.assertEqual({'Initial'}, {arq.state for arq in created})
+        self.assertEqual({PROJECT}, {arq.project_id for arq in created})
+        self.assertEqual({'two-groups'},
+                         {arq.device_profile_name for arq in created})
+        self.assertEqual(4, len({arq.uuid for arq in created}))
+        self.assertEqual({}, created[0].attach_handle_info)
+
+    def test_create_of_one_group(self):
+        created = arqs.create(self.member, 'two-groups', 1)
+        self.assertEqual([1], [arq.device_profile_group_id for arq in created])
+
+    def test_create_refuses_a_group_out_of_range(self):
+        for group_id in (2, -1, True):
+            error = self.assertRaises(exception.Invalid, arqs.create,
+                                      self.member, 'two-groups', group_id)
+            self.assertEqual(400, error.code)
+        self.assertEqual([], objects.ExtARQ.list(self.admin))
+
+    def test_create_of_an_unknown_or_empty_profile_is_404(self):
+        for name in ('nope', ''):
+            error = self.assertRaises(exception.ResourceNotFound, arqs.create,
+                                      self.member, name)
+            self.assertEqual(404, error.code)
+
+    def test_create_of_a_profile_without_accelerators_is_400(self):
+        records.make_device_profile(self.admin, name='none',
+                                    groups=[{'trait:CUSTOM_X': 'required'}])
+        error = self.assertRaises(exception.Invalid, arqs.create,
+                                  self.member, 'none')
+        self.assertEqual(400, error.code)
+        self.assertEqual([], objects.ExtARQ.list(self.admin))
+
+    def test_create_costs_the_same_statements_for_1_and_50(self):
+        small = records.make_device_profile(
+            self.admin, groups=[{'resources:FPGA': '1'}])
+        large = records.make_device_profile(
+            self.admin, groups=[{'resources:FPGA': '30'},
+                                {'resources:PGPU': '20'}])
+        small_count, small_arqs = self._statements(arqs.create, self.member,
+                                                   small.name)
+        large_count, large_arqs = self._statements(arqs.create, self.member,
+                                                   large.name)
+        self.assertEqual(1, len(small_arqs))
+        self.assertEqual(50, len(large_arqs))
+        self.assertEqual(small_count, large_count)
+        self.assertLessEqual(large_count, 4)
+
+    # -- bind ------------------------------------------------------------
+
+    def test_bind_records_bind_started_and_submits_once(self):
+        uuids = self._create(3)
+        instance = uuidutils.generate_uuid()
+        rp_uuid = uuidutils.generate_uuid()
+        arqs.bind(self.nova, self.binder,
+                  {uuid: _binding(instance, rp_uuid) for uuid in uuids})
+
+        self.assertEqual([sorted(uuids)], self.binder.submitted)
+        for uuid in uuids:
+            arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+            self.assertEqual('BindStarted', arq.state)
+            self.assertEqual(('compute-1', rp_uuid, instance, PROJECT),
+                             (arq.hostname, arq.device_rp_uuid,
+                              arq.instance_uuid, arq.project_id))
+            self.assertIsNotNone(arq.updated_at)
+
+    def test_bind_sets_project_id_for_an_admin_only(self):
+        uuid = self._create(1)[0]
+        binding = dict(_binding(uuidutils.generate_uuid()),
+                       project_id='elsewhere')
+        error = self.assertRaises(exception.NotAuthorized, arqs.bind,
+                                  self.nova, self.binder, {uuid: binding})
+        self.assertEqual(403, error.code)
+        self.assertEqual(['Initial'], self._states([uuid]))
+
+        arqs.bind(self.admin, self.binder, {uuid: binding})
+        self.assertEqual('elsewhere',
+                         objects.ExtARQ.get_by_uuid(self.admin,
+                                                    uuid).project_id)
+
+    def test_bind_of_a_missing_arq_changes_nothing(self):
+        uuids = self._create(2)
+        missing = uuidutils.generate_uuid()
+        instance = uuidutils.generate_uuid()
+        error = self.assertRaises(
+            exception.ResourceNotFound, arqs.bind, self.nova, self.binder,
+            {uuid: _binding(instance) for uuid in uuids + [missing]})
+        self.assertEqual(404, error.code)
+        self.assertIn(missing, error.message)
+        self.assertEqual(['Initial', 'Initial'], self._states(uuids))
+        self.assertEqual([], self.binder.submitted)
+
+    def test_bind_from_a_wrong_state_is_409_naming_it(self):
+        uuids = self._create(2)
+        arqs.bind(self.nova, self.binder,
+                  {uuids[0]: _binding(uuidutils.generate_uuid())})
+        error = self.assertRaises(
+            exception.Conflict, arqs.bind, self.nova, self.binder,
+            {uuid: _binding(uuidutils.generate_uuid()) for uuid in uuids})
+        self.assertEqual(409, error.code)
+        self.assertIn(uuids[0], error.message)
+        self.assertIn('BindStarted', error.message)
+        self.assertEqual(['BindStarted', 'Initial'], self._states(uuids))
+
+    def test_bind_to_an_instance_with_bound_arqs_is_400(self):
+        uuids = self._create(2)
+        instance = uuidutils.generate_uuid()
+        arqs.bind(self.nova, self.binder, {uuids[0]: _binding(instance)})
+        error = self.assertRaises(exception.Invalid, arqs.bind, self.nova,
+                                  self.binder, {uuids[1]: _binding(instance)})
+        self.assertEqual(400, error.code)
+        self.assertIn(instance, error.message)
+        self.assertEqual(['BindStarted', 'Initial'], self._states(uuids))
+
+    def test_bind_of_another_projects_arq_is_404(self):
+        uuid = self._create(1, self.other)[0]
+        self.assertRaises(exception.ResourceNotFound, arqs.bind, self.member,
+                          self.binder, {uuid: _binding(
+                              uuidutils.generate_uuid())})
+        # Nova (service role) binds ARQs of every project.
+        service = cyborg_context.RequestContext(
+            project_id=PROJECT, roles=['service'], has_service_token=True)
+        arqs.bind(service, self.binder,
+                  {uuid: _binding(uuidutils.generate_uuid())})
+        self.assertEqual(['BindStarted'], self._states([uuid]))
+
+    def test_bind_after_unbind_is_allowed(self):
+        uuid = self._create(1)[0]
+        arqs.bind(self.nova, self.binder,
+                  {uuid: _binding(uuidutils.generate_uuid())})
+        arqs.unbind(self.nova, [uuid])
+        arqs.bind(self.nova, self.binder,
+                  {uuid: _binding(uuidutils.generate_uuid())})
+        self.assertEqual(['BindStarted'], self._states([uuid]))
+
+    def test_bind_costs_the_same_statements_for_1_and_50(self):
+        small = self._create(1)
+        large = self._create(50)
+        counts = []
+        for uuids in (small, large):
+            instance = uuidutils.generate_uuid()
+            count, _ = self._statements(
+                arqs.bind, self.nova, self.binder,
+                {uuid: _binding(instance) for uuid in uuids})
+            counts.append(count)
+        self.assertEqual(counts[0], counts[1])
+        self.assertLessEqual(counts[1], 4)
+        self.assertEqual(['BindStarted'] * 50, self._states(large))
+
+    def test_concurrent_binds_of_one_arq_have_one_winner(self):
+        uuid = self._create(1)[0]
+        outcomes = []
+        barrier = threading.Barrier(4)
+
+        def bind_once():
+            barrier.wait()
+            try:
+                arqs.bind(self.nova, self.binder,
+                          {uuid: _binding(uuidutils.generate_uuid())})
+                outcomes.append('bound')
+            except (exception.Conflict, exception.Invalid) as error:
+                outcomes.append(error.code)
+
+        threads = [threading.Thread(target=bind_once) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(1, outcomes.count('bound'), outcomes)
+        self.assertEqual(1, len(self.binder.submitted))
+
+    def test_concurrent_binds_of_one_instance_have_one_winner(self):
+        # Different ARQs, one instance: the already-bound check holds until
+        # commit. Each bind waits (a little) in front of its UPDATE for the
+        # other to have made its check too: without the per-instance lock
+        # both would find the instance free and both would bind.
+        uuids = self._create(2)
+        instance = uuidutils.generate_uuid()
+        outcomes = []
+        checked = threading.Barrier(len(uuids), timeout=3)
+        start_binds = arq_queries.start_binds
+
+        def start_binds_after_both_checked(*args, **kwargs):
+            try:
+                checked.wait()
+            except threading.BrokenBarrierError:
+                pass  # The other bind is waiting for this one's commit.
+            return start_binds(*args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.db.queries.arqs.start_binds',
+            start_binds_after_both_checked))
+
+        def bind_one(uuid):
+            try:
+                arqs.bind(self.nova, self.binder, {uuid: _binding(instance)})
+                outcomes.append('bound')
+            except exception.Invalid as error:
+                outcomes.append(error.code)
+
+        threads = [threading.Thread(target=bind_one, args=(uuid,))
+                   for uuid in uuids]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(['bound', 400], sorted(
+            outcomes, key=lambda outcome: outcome != 'bound'))
+        self.assertEqual(1, self._states(uuids).count('BindStarted'))
+
+    # -- unbind ----------------------------------------------------------
+
+    def _bound_arq_with_handle(self):
+        """An ARQ in state Bound holding a handle in use, as the binder leaves it."""
+        tree = records.DeviceTree(self.admin, handles=1)
+        uuid = self._create(1)[0]
+        arqs.bind(self.nova, self.binder, {uuid: _binding(
+            uuidutils.generate_uuid(), tree.deployable.rp_uuid)})
+        arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+        handle = tree.attach_handles[0]
+        handle.in_use = True
+        handle.save(self.admin)
+        arq.state = 'Bound'
+        arq.attach_handle_id = handle.id
+        arq.save(self.admin)
+        return uuid, handle
+
+    def test_unbind_frees_the_handle(self):
+        uuid, handle = self._bound_arq_with_handle()
+        self.assertEqual('TEST_PCI', objects.ExtARQ.get_by_uuid(
+            self.admin, uuid).attach_handle_type)
+
+        arqs.unbind(self.nova, [uuid])
+
+        arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+        self.assertEqual('Unbound', arq.state)
+        self.assertIsNone(arq.hostname)
+        self.assertIsNone(arq.device_rp_uuid)
+        self.assertIsNone(arq.instance_uuid)
+        self.assertIsNone(arq.attach_handle_id)
+        self.assertEqual({}, arq.attach_handle_info)
+        self.assertFalse(objects.AttachHandle.get_by_uuid(
+            self.admin, handle.uuid).in_use)
+
+    def test_unbind_of_an_unbound_arq_is_409_and_changes_nothing(self):
+        uuids = self._create(2)
+        arqs.unbind(self.nova, [uuids[0]])
+        error = self.assertRaises(exception.Conflict, arqs.unbind, self.nova,
+                                  uuids)
+        self.assertIn(uuids[0], error.message)
+        self.assertIn('Unbound', error.message)
+        self.assertEqual(['Unbound', 'Initial'], self._states(uuids))
+
+    def test_unbind_of_a_missing_arq_is_404(self):
+        uuids = self._create(1)
+        self.assertRaises(exception.ResourceNotFound, arqs.unbind, self.nova,
+                          uuids + [uuidutils.generate_uuid()])
+        self.assertEqual(['Initial'], self._states(uuids))
+
+    def test_unbind_of_another_projects_arq_is_404(self):
+        uuid = self._create(1, self.other)[0]
+        self.assertRaises(exception.ResourceNotFound, arqs.unbind,
+                          self.member, [uuid])
+        self.assertEqual(['Initial'], self._states([uuid]))
+
+    def test_unbind_costs_the_same_statements_for_1_and_50(self):
+        counts = []
+        for size in (1, 50):
+            uuids = self._create(size)
+            arqs.bind(self.nova, self.binder, {
+                uuid: _binding(uuidutils.generate_uuid()) for uuid in uuids})
+            count, _ = self._statements(arqs.unbind, self.nova, uuids)
+            counts.append(count)
+            self.assertEqual(['Unbound'] * size, self._states(uuids))
+        self.assertEqual(counts[0], counts[1])
+        self.assertLessEqual(counts[1], 4)
+
+    # -- delete ----------------------------------------------------------
+
+    def test_delete_by_uuids_is_all_or_nothing(self):
+        uuids = self._create(2)
+        missing = uuidutils.generate_uuid()
+        error = self.assertRaises(exception.ResourceNotFound, arqs.delete,
+                                  self.nova, arq_uuids=uuids + [missing])
+        self.assertIn(missing, error.message)
+        self.assertEqual(['Initial', 'Initial'], self._states(uuids))
+        arqs.delete(self.nova, arq_uuids=uuids)
+        self.assertEqual([], objects.ExtARQ.list(self.admin))
+
+    def test_delete_needs_exactly_one_selector(self):
+        self.assertRaises(exception.Invalid, arqs.delete, self.nova)
+        self.assertRaises(exception.Invalid, arqs.delete, self.nova,
+                          arq_uuids=[uuidutils.generate_uuid()],
+                          instance_uuid=uuidutils.generate_uuid())
+
+    def test_delete_by_instance_frees_handles_and_is_idempotent(self):
+        uuid, handle = self._bound_arq_with_handle()
+        instance = objects.ExtARQ.get_by_uuid(self.admin, uuid).instance_uuid
+        keep = self._create(1)[0]
+
+        arqs.delete(self.nova, instance_uuid=instance)
+        arqs.delete(self.nova, instance_uuid=instance)
+
+        self.assertEqual([keep], [arq.uuid for arq in
+                                  objects.ExtARQ.list(self.admin)])
+        self.assertFalse(objects.AttachHandle.get_by_uuid(
+            self.admin, handle.uuid).in_use)
+
+    def test_delete_of_a_bound_arq_needs_a_service_token(self):
+        uuid, _ = self._bound_arq_with_handle()
+        error = self.assertRaises(exception.NotAuthorized, arqs.delete,
+                                  self.member, arq_uuids=[uuid])
+        self.assertEqual(403, error.code)
+        self.assertEqual(['Bound'], self._states([uuid]))
+        arqs.delete(self.nova, arq_uuids=[uuid])
+        self.assertEqual([], objects.ExtARQ.list(self.admin))
+
+    def test_delete_of_another_projects_arqs_is_404_or_nothing(self):
+        uuid = self._create(1, self.other)[0]
+        self.assertRaises(exception.ResourceNotFound, arqs.delete,
+                          self.member, arq_uuids=[uuid])
+        instance = uuidutils.generate_uuid()
+        arqs.bind(self.admin, self.binder, {uuid: _binding(instance)})
+        arqs.delete(self.nova, instance_uuid=instance)
+        # Nova's user token is of project-a: the service-token holder
+        # still has no service role here, so project-b's ARQ stays.
+        self.assertEqual([uuid], [arq.uuid for arq in
+                                  objects.ExtARQ.list(self.admin)])
+
+    def test_delete_costs_the_same_statements_for_1_and_50(self):
+        counts = []
+        for size in (1, 50):
+            uuids = self._create(size)
+            count, _ = self._statements(arqs.delete, self.nova,
+                                        arq_uuids=uuids)
+            counts.append(count)
+        self.assertEqual(counts[0], counts[1])
+        self.assertLessEqual(counts[1], 4)
+        self.assertEqual([], objects.ExtARQ.list(self.admin))
+
+
+class TestARQsMySQL(TestARQs):
+
+    backend = 'mysql'
+
+
+class TestARQsPostgreSQL(TestARQs):
+
+    backend = 'postgresql'
