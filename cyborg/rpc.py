@@ -39,6 +39,10 @@ def init(conf):
     global TRANSPORT
     oslo_messaging.set_transport_defaults(control_exchange='cyborg')
     TRANSPORT = get_transport(conf)
+    # oslo.messaging registers its client options ([DEFAULT]
+    # rpc_response_timeout) when the first client is made; make one now so
+    # that they can be read even when every call is dispatched locally.
+    oslo_messaging.get_rpc_client(TRANSPORT, oslo_messaging.Target())
 
 
 def cleanup():

@@ -5,6 +5,7 @@ The inventory report runs in a thread of its own: at start and every
 its drivers to the conductor (``ConductorAPI.report_inventory``).
 """
 
+import json
 import logging
 import threading
 import time
@@ -25,6 +26,10 @@ BINARY = 'cyborg-agent'
 DRIVER_NAMESPACE = 'cyborg.accelerator.driver'
 # How long stopping waits for a report under way before giving up on it.
 REPORT_STOP_TIMEOUT = 10
+# prepare_arqs answers this many seconds before its caller stops waiting,
+# but works at least PREPARE_MIN_SECONDS.
+PREPARE_ANSWER_MARGIN = 1
+PREPARE_MIN_SECONDS = 0.5
 
 
 class UnknownDriver(exception.CyborgException):
@@ -39,7 +44,7 @@ class DriverLoadFailed(exception.CyborgException):
 class AgentManager:
     """Endpoints of the cyborg-agent topic of one host, and its drivers."""
 
-    target = oslo_messaging.Target(version='1.0')
+    target = oslo_messaging.Target(version='1.1')
 
     def __init__(self, host=None, driver_names=None):
         """Load the drivers (default: [agent] enabled_drivers).
@@ -58,6 +63,99 @@ class AgentManager:
     def ping(self, context):
         """Answer with this agent's host name."""
         return self.host
+
+    @oslo_messaging.expose
+    def prepare_arqs(self, context, arqs, timeout=None):
+        """Prepare the attach handle of each ARQ with the driver that has it.
+
+        See ``AgentAPI.prepare_arqs`` for ``arqs`` and the answer. Each
+        driver concerned discovers its devices once for the whole call; a
+        handle it no longer reports, or a driver that fails, fails its ARQs
+        only. The handles are prepared in parallel; with ``timeout`` (how
+        long the caller waits) the answer comes a little before it, and an
+        ARQ whose preparation is still running then fails, so that one
+        stuck device does not take the others of the call down with it.
+        """
+        results = {}
+        lock = threading.Lock()
+        inventories = {}
+        threads = []
+
+        def prepare(arq, device, deployable, handle, driver):
+            try:
+                driver.prepare(device, deployable, handle,
+                               arq.get('request_group') or {})
+                result = {'prepared': True, 'reason': None}
+            except drivers_base.PrepareFailed as error:
+                result = {'prepared': False, 'reason': str(error)}
+            except Exception as error:
+                LOG.exception('Preparing the attach handle of ARQ %s failed',
+                              arq['uuid'])
+                result = {'prepared': False,
+                          'reason': '%s: %s' % (type(error).__name__, error)}
+            with lock:
+                results.setdefault(arq['uuid'], result)
+
+        for arq in arqs:
+            try:
+                found = self._find_attach_handle(arq, inventories)
+            except Exception as error:
+                results[arq['uuid']] = {'prepared': False,
+                                        'reason': str(error)}
+                continue
+            thread = threading.Thread(
+                target=prepare, args=(arq,) + found, daemon=True,
+                name='prepare-%s' % arq['uuid'])
+            thread.start()
+            threads.append(thread)
+
+        deadline = None
+        if timeout:
+            deadline = time.monotonic() + max(
+                PREPARE_MIN_SECONDS, timeout - PREPARE_ANSWER_MARGIN)
+        for thread in threads:
+            thread.join(None if deadline is None
+                        else max(0, deadline - time.monotonic()))
+        with lock:
+            for arq in arqs:
+                results.setdefault(arq['uuid'], {
+                    'prepared': False,
+                    'reason': 'still preparing after %s s' % timeout})
+            answer = dict(results)
+        failed = sorted(uuid for uuid, result in answer.items()
+                        if not result['prepared'])
+        LOG.info('Prepared %d attach handle(s) for ARQs%s',
+                 len(answer) - len(failed),
+                 '; failed: %s' % ', '.join(failed) if failed else '')
+        return answer
+
+    def _find_attach_handle(self, arq, inventories):
+        """(device, deployable, handle, driver) of an ARQ, from the inventory.
+
+        ``inventories`` caches each driver's discovery for one call.
+
+        :raises: PrepareFailed when no driver reports that handle now
+        """
+        names = ([arq['driver_name']]
+                 if arq.get('driver_name') in self.drivers
+                 else list(self.drivers))
+        wanted = (arq['attach_type'], _canonical(arq['attach_info']))
+        for name in names:
+            if name not in inventories:
+                inventories[name] = _index_deployables(
+                    self.drivers[name].discover())
+            found = inventories[name].get(arq['deployable_name'])
+            if found is None:
+                continue
+            device, deployable = found
+            for handle in deployable.attach_handles:
+                if (handle.attach_type,
+                        _canonical(handle.attach_info)) == wanted:
+                    return device, deployable, handle, self.drivers[name]
+        raise drivers_base.PrepareFailed(
+            'host %s no longer reports attach handle %s %s of deployable %s'
+            % (self.host, arq['attach_type'], _canonical(arq['attach_info']),
+               arq['deployable_name']))
 
     def discover(self):
         """Every device the enabled drivers see, as DriverDevice trees."""
@@ -152,6 +250,22 @@ class AgentManager:
         self.conductor.report_heartbeat(
             context, self.host, BINARY, rpcapi.TOPIC,
             timeout=conf.CONF.report_interval)
+
+
+def _canonical(info):
+    return json.dumps(info, sort_keys=True, separators=(',', ':'))
+
+
+def _index_deployables(devices):
+    """{deployable name: (device, deployable)} over the whole trees."""
+    index = {}
+    for device in devices:
+        pending = list(device.deployables)
+        while pending:
+            deployable = pending.pop()
+            index[deployable.name] = (device, deployable)
+            pending.extend(deployable.children)
+    return index
 
 
 def load_drivers(names):

@@ -11,9 +11,10 @@ class AgentAPI:
     """Client for the agent's RPC endpoints.
 
     1.0 - initial version: ping
+    1.1 - prepare_arqs
     """
 
-    RPC_API_VERSION = '1.0'
+    RPC_API_VERSION = '1.1'
 
     def __init__(self):
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
@@ -24,3 +25,22 @@ class AgentAPI:
         """Ask the agent of ``host`` to answer; return its host name."""
         call_context = self._client.prepare(server=host, version='1.0')
         return call_context.call(context, 'ping')
+
+    def prepare_arqs(self, context, host, arqs, timeout=None):
+        """Ask the agent of ``host`` to prepare the attach handles of ``arqs``.
+
+        ``arqs`` is a list of dicts, one per ARQ being bound on ``host``:
+        ``uuid``, ``driver_name`` and ``deployable_name`` of the deployable,
+        ``attach_type`` and ``attach_info`` (a dict) of the attach handle,
+        and ``request_group``, the ARQ's device profile group. Returns
+        ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``. The agent
+        is told ``timeout`` too, and answers before it with the ARQs still
+        being prepared failed.
+
+        :raises: oslo_messaging.MessagingTimeout when the agent does not
+            answer within ``timeout`` seconds
+        """
+        call_context = self._client.prepare(server=host, version='1.1',
+                                            timeout=timeout)
+        return call_context.call(context, 'prepare_arqs', arqs=arqs,
+                                 timeout=timeout)

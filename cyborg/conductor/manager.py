@@ -7,7 +7,10 @@ import oslo_messaging
 from cyborg import conf
 from cyborg import exception
 from cyborg.clients import placement as placement_client
+from cyborg.conductor import arq_binding
+from cyborg.conductor import arqs
 from cyborg.conductor import attributes
+from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
 from cyborg.conductor import inventory_report
@@ -20,12 +23,13 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.1')
+    target = oslo_messaging.Target(version='1.2')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
         self._placement = None
         self._placement_lock = threading.Lock()
+        self.binder = arq_binding.Binder(self.host)
 
     @property
     def placement(self):
@@ -70,6 +74,52 @@ class ConductorManager:
     def delete_attribute(self, context, attribute_uuid):
         """Delete an attribute."""
         attributes.delete(context, self.placement, attribute_uuid)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def create_device_profiles(self, context, profiles):
+        """Create every profile of ``profiles`` or none; return DeviceProfiles."""
+        return device_profiles.create(context, profiles)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def delete_device_profiles(self, context, refs):
+        """Delete the profiles named by ``refs`` (uuids or names), all or none."""
+        device_profiles.delete(context, refs)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def create_arqs(self, context, device_profile_name,
+                    device_profile_group_id=None):
+        """Create the ARQs a device profile asks for; return them."""
+        return arqs.create(context, device_profile_name,
+                           device_profile_group_id)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def bind_arqs(self, context, bindings):
+        """Record the bindings, hand them to the binder and return."""
+        arqs.bind(context, self.binder, bindings)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def unbind_arqs(self, context, arq_uuids):
+        """Unbind ARQs, freeing their attach handles."""
+        arqs.unbind(context, arq_uuids)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def delete_arqs(self, context, arq_uuids=None, instance_uuid=None):
+        """Delete ARQs by uuid (all or none) or all those of an instance."""
+        arqs.delete(context, arq_uuids, instance_uuid)
+
+    def start_periodic_tasks(self):
+        """Start the binder: it resumes recorded binds and times out stuck ones."""
+        self.binder.start()
+
+    def stop_periodic_tasks(self):
+        """Stop the binder; recorded work survives in the database."""
+        self.binder.stop()
 
     def heartbeat(self, context):
         """Record this conductor's own heartbeat (not an RPC endpoint)."""

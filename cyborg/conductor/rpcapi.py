@@ -13,9 +13,11 @@ class ConductorAPI:
     1.0 - initial version: report_heartbeat, ping
     1.1 - report_inventory, set_device_status, create_attribute,
           delete_attribute
+    1.2 - create_device_profiles, delete_device_profiles, create_arqs,
+          bind_arqs, unbind_arqs, delete_arqs
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self):
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
@@ -69,3 +71,63 @@ class ConductorAPI:
         call_context = self._client.prepare(version='1.1')
         return call_context.call(context, 'delete_attribute',
                                  attribute_uuid=attribute_uuid)
+
+    def create_device_profiles(self, context, profiles):
+        """Create every profile of ``profiles`` or none; return DeviceProfiles.
+
+        ``profiles`` is a list of dicts with ``name``, ``groups`` and
+        optionally ``description`` and ``uuid``, already validated by the API.
+
+        :raises: cyborg.exception.DuplicateName, Invalid
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(context, 'create_device_profiles',
+                                 profiles=profiles)
+
+    def delete_device_profiles(self, context, refs):
+        """Delete the profiles named by ``refs`` (uuids or names), all or none.
+
+        :raises: cyborg.exception.ResourceNotFound, Conflict
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(context, 'delete_device_profiles', refs=refs)
+
+    def create_arqs(self, context, device_profile_name,
+                    device_profile_group_id=None):
+        """Create the ARQs a device profile asks for, in ``Initial``; return them.
+
+        :raises: cyborg.exception.ResourceNotFound, Invalid
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(
+            context, 'create_arqs', device_profile_name=device_profile_name,
+            device_profile_group_id=device_profile_group_id)
+
+    def bind_arqs(self, context, bindings):
+        """Start binding ARQs; return once the work is recorded.
+
+        ``bindings`` maps an ARQ uuid to a dict with ``hostname``,
+        ``device_rp_uuid``, ``instance_uuid`` and optionally ``project_id``.
+        The binding itself finishes asynchronously.
+
+        :raises: cyborg.exception.ResourceNotFound, Conflict, Invalid
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(context, 'bind_arqs', bindings=bindings)
+
+    def unbind_arqs(self, context, arq_uuids):
+        """Unbind the ARQs ``arq_uuids``, freeing their attach handles.
+
+        :raises: cyborg.exception.ResourceNotFound, Conflict
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(context, 'unbind_arqs', arq_uuids=arq_uuids)
+
+    def delete_arqs(self, context, arq_uuids=None, instance_uuid=None):
+        """Delete the ARQs ``arq_uuids`` (all or none) or all of an instance.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        call_context = self._client.prepare(version='1.2')
+        return call_context.call(context, 'delete_arqs', arq_uuids=arq_uuids,
+                                 instance_uuid=instance_uuid)

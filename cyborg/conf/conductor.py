@@ -11,6 +11,26 @@ opts = [
     cfg.IntOpt(
         'rpc_thread_pool_size', default=64, min=1,
         help='Threads serving RPC requests in each conductor process.'),
+    cfg.IntOpt(
+        'bind_timeout', default=240, min=1,
+        help='Seconds an accelerator request may stay in BindStarted. Past '
+             'this the conductor sets it to BindFailed and tells Nova, '
+             'whatever the agent is doing (an agent that died or never '
+             'answered). It bounds the agent call that prepares the attach '
+             'handles, which may include programming an FPGA. Keep it below '
+             "Nova's [DEFAULT] arq_binding_timeout (300 by default), so "
+             'that Nova hears of the failure before it gives up by itself.'),
+    cfg.IntOpt(
+        'bind_workers', default=8, min=1,
+        help='Threads of each conductor process that finish binds; each '
+             'works on the ARQs of one bind request at a time.'),
+    cfg.IntOpt(
+        'bind_sweep_interval', default=10, min=1,
+        help='Seconds between two sweeps of the recorded bind work: a '
+             'conductor renews the leases of the binds it works on, takes '
+             'over binds whose conductor stopped renewing for three '
+             'intervals, fails binds older than bind_timeout and sends Nova '
+             'the events still owed.'),
 ]
 
 

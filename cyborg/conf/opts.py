@@ -6,8 +6,17 @@ from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
 
 from cyborg import conf
+from cyborg.agent.drivers.fpga import intel as intel_fpga
+from cyborg.agent.drivers.fpga import xilinx as xilinx_fpga
+from cyborg.agent.drivers.gpu import nvidia as nvidia_gpu
+from cyborg.agent.drivers.pci import generic as generic_pci
 from cyborg.aio import conf as aio_conf
 
+
+# Modules outside cyborg/conf whose options are documented with the rest:
+# the [aio] group, read by cyborg-aio only, and the groups of the agent's
+# drivers, registered when the agent loads them.
+EXTRA_MODULES = (aio_conf, intel_fpga, xilinx_fpga, nvidia_gpu, generic_pci)
 
 # Groups whose options a library owns; the generator lists them under the
 # library's own namespace (oslo.db, keystonemiddleware.auth_token).
@@ -17,8 +26,7 @@ LIBRARY_OWNED = (conf.database, conf.keystone_authtoken)
 def list_opts():
     """Every group and option cyborg owns, as (group, [opts]) pairs."""
     merged = {}
-    # The [aio] group is read by cyborg-aio only, but documented with the rest.
-    for module in conf.MODULES + (aio_conf,):
+    for module in conf.MODULES + EXTRA_MODULES:
         if module in LIBRARY_OWNED:
             continue
         for group, opts in module.list_opts().items():

@@ -9,6 +9,14 @@ import datetime
 
 import sqlalchemy as sa
 from sqlalchemy import orm
+from sqlalchemy.dialects import mysql
+
+
+# Every timestamp column: naive UTC with microseconds on every backend.
+# MariaDB's and MySQL's plain DATETIME drops the fraction of a second, so
+# there it is DATETIME(6) (migration e7c3a9b5d1f4); PostgreSQL's timestamp
+# and SQLite's text keep microseconds already.
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql', 'mariadb')
 
 
 def _utcnow():
@@ -18,8 +26,8 @@ def _utcnow():
 class Base(orm.DeclarativeBase):
     """Declarative base; every table carries created_at/updated_at."""
 
-    created_at = orm.mapped_column(sa.DateTime, nullable=False, default=_utcnow)
-    updated_at = orm.mapped_column(sa.DateTime, nullable=True, onupdate=_utcnow)
+    created_at = orm.mapped_column(Timestamp, nullable=False, default=_utcnow)
+    updated_at = orm.mapped_column(Timestamp, nullable=True, onupdate=_utcnow)
 
 
 # Shared column sizes.
@@ -173,6 +181,12 @@ class AcceleratorRequest(Base):
     ``attach_handle_id`` is unique: one attach handle can belong to at most
     one ARQ, so a double allocation fails in the database itself whatever
     the code above it does.
+
+    The ``bind_*`` columns are the conductor's bookkeeping of bind work
+    (``cyborg.conductor.arq_binding``): which binder holds an ARQ in
+    BindStarted and until when (a lease it renews while it works, so that
+    another conductor takes over when it dies), and whether Nova still has
+    to be told that the ARQ left BindStarted.
     """
 
     __tablename__ = 'extended_accelerator_requests'
@@ -183,6 +197,7 @@ class AcceleratorRequest(Base):
         sa.Index('arqs_device_profile_id_idx', 'device_profile_id'),
         sa.Index('arqs_deployable_id_idx', 'deployable_id'),
         sa.Index('arqs_hostname_idx', 'hostname'),
+        sa.Index('arqs_bind_owner_idx', 'bind_owner'),
         sa.UniqueConstraint('attach_handle_id', name='arqs_attach_handle_id_uc'),
         sa.CheckConstraint(
             "state IN ('Initial', 'BindStarted', 'Bound', 'BindFailed', "
@@ -206,6 +221,9 @@ class AcceleratorRequest(Base):
     deployable_id = orm.mapped_column(
         sa.Integer, sa.ForeignKey('deployables.id', ondelete='SET NULL'),
         nullable=True)
+    bind_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
+    bind_lease_expires_at = orm.mapped_column(Timestamp, nullable=True)
+    bind_event_pending = orm.mapped_column(sa.Boolean, nullable=True)
 
 
 class Service(Base):
@@ -221,4 +239,4 @@ class Service(Base):
     binary = orm.mapped_column(sa.String(64), nullable=False)
     topic = orm.mapped_column(sa.String(255), nullable=True)
     report_count = orm.mapped_column(sa.Integer, nullable=False, default=0)
-    last_seen_up = orm.mapped_column(sa.DateTime, nullable=True)
+    last_seen_up = orm.mapped_column(Timestamp, nullable=True)

@@ -32,7 +32,14 @@ The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 import abc
 import dataclasses
 import enum
+import logging
 import re
+
+LOG = logging.getLogger(__name__)
+
+# Request group keys (device profiles) that ask for an FPGA to be programmed
+# when an ARQ is bound.
+PROGRAMMING_KEYS = ('accel:bitstream_id', 'accel:function_id')
 
 # A Placement trait name: upper case letters, digits and underscores.
 _NOT_IN_TRAIT = re.compile('[^A-Z0-9_]+')
@@ -172,8 +179,37 @@ class ProgramResult(enum.Enum):
     FAILURE = 'failure'
 
 
+class PrepareFailed(Exception):
+    """A driver could not make an attach handle ready for an instance."""
+
+
 class Driver(abc.ABC):
     """What the agent needs from a vendor driver."""
+
+    def prepare(self, device, deployable, attach_handle, request_group):
+        """Make ``attach_handle`` ready to be given to an instance.
+
+        Called when an ARQ is bound to the handle, with the DriverDevice,
+        DriverDeployable and DriverAttachHandle of the latest discovery and
+        the ARQ's device profile group (a dict of strings). Returns nothing
+        on success.
+
+        The default accepts every handle. A group asking for programming
+        (``accel:bitstream_id`` or ``accel:function_id``) is where an FPGA
+        would be programmed first; no driver does that at bind time yet,
+        so the default says so in the log and leaves the device as it is.
+
+        :raises: PrepareFailed with the reason
+        """
+        asked = {key: request_group[key] for key in PROGRAMMING_KEYS
+                 if request_group.get(key)}
+        if asked:
+            # TODO(programming issue): load the bitstream or function asked for.
+            LOG.warning('Programming at bind time is not available yet: '
+                        '%s of deployable %s is prepared without loading %s',
+                        attach_handle.attach_type, deployable.name,
+                        ', '.join('%s=%s' % item
+                                  for item in sorted(asked.items())))
 
     @abc.abstractmethod
     def discover(self):

@@ -3,7 +3,9 @@
 It touches no hardware. Without ``[agent] fake_inventory`` it describes one
 FPGA; with it, the fleet that YAML or JSON file describes (its format is in
 etc/cyborg/fake-inventory.yaml and doc/source/admin/drivers.rst). ``program``
-only records which bitstream was loaded where.
+only records which bitstream was loaded where. ``prepare`` (at bind time)
+succeeds, fails or hangs as the card's ``prepare`` key in the file says, so
+that tests and benchmarks can produce BindFailed and agent time-outs.
 """
 
 import json
@@ -41,6 +43,10 @@ MAX_PFS = 8
 MAX_VFS = 31 * 8
 # vGPU type ids become part of deployable names.
 _TYPE_ID = re.compile(r'^[A-Za-z0-9_.:-]+$')
+# What ``prepare`` does for the handles of a card.
+PREPARE_MODES = ('succeed', 'fail', 'hang')
+# A hanging prepare gives up after this many seconds (or at release_hangs).
+HANG_SECONDS = 600
 
 
 class InvalidInventory(ValueError):
@@ -58,16 +64,22 @@ class FakeDriver(base.Driver):
         self._lock = threading.Lock()
         self._bitstreams = {}
         self._known = {_key(CONTROLPATH_ID)}
+        # Control path key -> prepare mode, of the last discovery.
+        self._prepare_modes = {}
+        self._stop_hanging = threading.Event()
 
     def discover(self):
         """Return the simulated devices; [] when the file is unusable."""
         path = self._inventory_path or conf.CONF.agent.fake_inventory
+        modes = []
         if not path:
             devices = [_default_fpga()]
         else:
             host = self._host or conf.CONF.host
             try:
-                devices = build_devices(load_inventory(path, host))
+                inventory = load_inventory(path, host)
+                devices = build_devices(inventory)
+                modes = prepare_modes(inventory)
             except (OSError, ValueError, yaml.YAMLError) as error:
                 # ValueError covers InvalidInventory, JSON and text decoding.
                 LOG.error('Fake inventory %s is unusable, reporting no '
@@ -79,7 +91,31 @@ class FakeDriver(base.Driver):
                 devices = []
         with self._lock:
             self._known = {_key(device.controlpath_id) for device in devices}
+            self._prepare_modes = {
+                _key(device.controlpath_id): mode
+                for device, mode in zip(devices, modes, strict=False)}
         return devices
+
+    def prepare(self, device, deployable, attach_handle, request_group):
+        """Succeed, fail or hang, as the card's ``prepare`` key says."""
+        with self._lock:
+            mode = self._prepare_modes.get(_key(device.controlpath_id),
+                                           'succeed')
+        if mode == 'fail':
+            raise base.PrepareFailed(
+                'simulated failure of deployable %s (prepare: fail)'
+                % deployable.name)
+        if mode == 'hang':
+            LOG.info('Simulating a hanging prepare of deployable %s',
+                     deployable.name)
+            self._stop_hanging.wait(HANG_SECONDS)
+            raise base.PrepareFailed('simulated hang of deployable %s ended'
+                                     % deployable.name)
+        super().prepare(device, deployable, attach_handle, request_group)
+
+    def release_hangs(self):
+        """End every hanging prepare (they fail), now and from now on."""
+        self._stop_hanging.set()
 
     def program(self, controlpath_id, bitstream_path):
         """Record ``bitstream_path`` as loaded; fail for an unknown device."""
@@ -136,10 +172,11 @@ _REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
 _FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
               'vendor_name': (str, None), 'board': (str, 'fake_board'),
               'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
-              'attach_type': (str, 'TEST_PCI'), 'regions': (list, None)}
+              'attach_type': (str, 'TEST_PCI'), 'regions': (list, None),
+              'prepare': (str, 'succeed')}
 _GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
              'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
-             'vgpu_types': (list, [])}
+             'vgpu_types': (list, []), 'prepare': (str, 'succeed')}
 _TOP_KEYS = {'fpgas': (list, []), 'gpus': (list, [])}
 
 
@@ -246,8 +283,16 @@ def _attach_type(value, where):
     return value
 
 
+def _prepare_mode(value, where):
+    if value not in PREPARE_MODES:
+        raise InvalidInventory('%s: expected one of %s, got %r'
+                               % (where, ', '.join(PREPARE_MODES), value))
+    return value
+
+
 def _fpga(data, where):
     fpga = _mapping(data, _FPGA_KEYS, where)
+    _prepare_mode(fpga['prepare'], where + '.prepare')
     fpga['vendor_id'] = _hex_id(fpga['vendor'], where + '.vendor')
     fpga['product_number'] = _hex_id(fpga['product_id'],
                                      where + '.product_id')
@@ -271,6 +316,7 @@ def _fpga(data, where):
 
 def _gpu(data, where):
     gpu = _mapping(data, _GPU_KEYS, where)
+    _prepare_mode(gpu['prepare'], where + '.prepare')
     gpu['product_number'] = _hex_id(gpu['product_id'], where + '.product_id')
     _attach_type(gpu['attach_type'], where + '.attach_type')
     gpu['vgpu_types'] = [
@@ -297,6 +343,13 @@ def build_devices(inventory):
             devices.append(_gpu_device(gpu, _card_prefix(slot)))
             slot += 1
     return devices
+
+
+def prepare_modes(inventory):
+    """The ``prepare`` mode of each device ``build_devices`` makes, in order."""
+    return [entry['prepare']
+            for entry in inventory['fpgas'] + inventory['gpus']
+            for _ in range(entry['count'])]
 
 
 def _card_prefix(slot):

@@ -1,0 +1,163 @@
+"""Cyborg's Nova client: tells Nova that accelerator requests are resolved.
+
+Nova waits for one ``accelerator-request-bound`` server external event per
+ARQ of a server it boots (api-contract.md §4). The client is openstacksdk's
+compute proxy, made once per process from the [nova] group (auth, session
+and adapter options) when the first events are sent, so the token its auth
+plugin gets is reused for every later event until it expires, instead of
+logging in to Keystone for each bind.
+"""
+
+import http
+import logging
+import threading
+
+import openstack
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import loading as ks_loading
+
+from cyborg import conf as cyborg_conf
+
+LOG = logging.getLogger(__name__)
+
+GROUP = 'nova'
+# The microversion Nova's own accelerator code expects for these events.
+MICROVERSION = '2.82'
+EVENT_NAME = 'accelerator-request-bound'
+EVENTS_URL = '/os-server-external-events'
+# A per-event code meaning that the server is gone: nothing waits for it.
+SERVER_GONE = http.HTTPStatus.UNPROCESSABLE_ENTITY
+
+_CLIENT = None
+_CLIENT_LOCK = threading.Lock()
+
+
+def get_client(conf=None):
+    """The process's NovaClient, made on first use."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        if _CLIENT is None:
+            _CLIENT = NovaClient(conf)
+        return _CLIENT
+
+
+def reset_client():
+    """Forget the process's NovaClient (the next get_client makes a new one)."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        _CLIENT = None
+
+
+def arq_event(instance_uuid, arq_uuid, bound):
+    """The server external event telling Nova how the bind of an ARQ ended."""
+    return {'name': EVENT_NAME, 'server_uuid': instance_uuid,
+            'tag': arq_uuid, 'status': 'completed' if bound else 'failed'}
+
+
+def _load_proxy(conf):
+    """openstacksdk's compute proxy (a keystoneauth Adapter) for [nova]."""
+    auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    session = ks_loading.load_session_from_conf_options(conf, GROUP,
+                                                        auth=auth)
+    # openstacksdk reads the adapter options (endpoint_override,
+    # region_name, valid_interfaces, ...) from the group named after the
+    # compute service's project: [nova].
+    connection = openstack.connection.Connection(
+        session=session, oslo_conf=conf, app_name='cyborg')
+    return connection.compute
+
+
+class NovaClient:
+    """Server external events of cyborg, sent to Nova's compute API.
+
+    Without [nova] auth_type the client is not configured: events are
+    logged (once at WARNING, then at DEBUG) and dropped.
+    """
+
+    def __init__(self, conf=None, adapter=None):
+        self._conf = conf if conf is not None else cyborg_conf.CONF
+        self._adapter = adapter
+        self._configured = (adapter is not None
+                            or bool(self._conf[GROUP].auth_type))
+        self._warned = False
+        self._lock = threading.Lock()
+
+    def is_configured(self):
+        """Whether events can be sent at all."""
+        return self._configured
+
+    def _proxy(self):
+        # Made on first use: openstacksdk logs in when it is made.
+        with self._lock:
+            if self._adapter is None:
+                self._adapter = _load_proxy(self._conf)
+            return self._adapter
+
+    def send_events(self, events):
+        """POST ``events`` to Nova in one request; return whether Nova took them
+        (or has none of their servers: nothing waits for them then).
+
+        Failures are logged with the ARQ and server uuids, never raised: an
+        ARQ's state does not depend on Nova hearing of it.
+        """
+        if not events:
+            return True
+        if not self._configured:
+            self._log_unconfigured(events)
+            return False
+        described = ', '.join('ARQ %s of server %s: %s' % (
+            event['tag'], event['server_uuid'], event['status'])
+            for event in events)
+        try:
+            response = self._proxy().post(
+                EVENTS_URL, json={'events': events},
+                microversion=MICROVERSION, raise_exc=False)
+        except (ks_exceptions.ClientException,
+                openstack.exceptions.SDKException) as error:
+            LOG.error('Nova could not be told of %s: %s', described, error)
+            return False
+        if response.status_code == http.HTTPStatus.OK:
+            LOG.info('Told Nova of %s', described)
+            return True
+        if response.status_code == http.HTTPStatus.MULTI_STATUS:
+            self._log_partial(response, events)
+            return True
+        if response.status_code == http.HTTPStatus.NOT_FOUND:
+            # None of the servers exists any more: nothing waits for these.
+            LOG.info('Nova has none of the servers of %s', described)
+            return True
+        LOG.error('Nova refused the events of %s: HTTP %s: %s', described,
+                  response.status_code, response.text[:500])
+        return False
+
+    def _log_unconfigured(self, events):
+        with self._lock:
+            first = not self._warned
+            self._warned = True
+        described = ', '.join('%s (server %s)' % (
+            event['tag'], event['server_uuid']) for event in events)
+        if first:
+            LOG.warning('[nova] auth_type is not set: Nova is not told when '
+                        'accelerator requests are bound (not sent: %s); '
+                        'further events are dropped silently', described)
+        else:
+            LOG.debug('Nova is not configured; not sent: %s', described)
+
+    def _log_partial(self, response, events):
+        """Log the events of a 207 answer that Nova did not accept."""
+        try:
+            answered = response.json()['events']
+        except (ValueError, KeyError, TypeError):
+            answered = []
+        for event in answered:
+            code = event.get('code')
+            if code == SERVER_GONE:
+                LOG.info('Nova no longer has server %s (event for ARQ %s)',
+                         event.get('server_uuid'), event.get('tag'))
+            elif code != http.HTTPStatus.OK:
+                LOG.warning('Nova answered %s to the event for ARQ %s of '
+                            'server %s', code, event.get('tag'),
+                            event.get('server_uuid'))
+        if not answered:
+            LOG.warning('Nova answered 207 to %d event(s) without details',
+                        len(events))

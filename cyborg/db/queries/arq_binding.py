@@ -1,0 +1,319 @@
+"""Set-based statements of the conductor's binder (``cyborg.conductor.arq_binding``).
+
+Each function touches all the ARQs or attach handles it is given in one
+statement, so a bind of N ARQs costs the same number of statements as a
+bind of one. The binder composes them into its few transactions.
+
+While an ARQ is in BindStarted the binder's statements leave its
+``updated_at`` as it is: it keeps the moment the bind was recorded, from
+which ``[conductor] bind_timeout`` counts.
+"""
+
+import sqlalchemy as sa
+
+from cyborg.db import api as db_api
+from cyborg.db import models
+
+ARQ = models.AcceleratorRequest.__table__
+AttachHandle = models.AttachHandle.__table__
+Deployable = models.Deployable.__table__
+Device = models.Device.__table__
+DeviceProfile = models.DeviceProfile.__table__
+
+BIND_STARTED = 'BindStarted'
+
+
+def _bind_started_at():
+    """When the bind was recorded: the last change before BindStarted."""
+    return sa.func.coalesce(ARQ.c.updated_at, ARQ.c.created_at)
+
+
+def _keep_updated_at():
+    # Bookkeeping is not a change of the ARQ: keep the bind's start time.
+    return {'updated_at': ARQ.c.updated_at}
+
+
+@db_api.writer
+def take_leases(context, arq_uuids, owner, lease_expires_at, now):
+    """Lease the ARQs of ``arq_uuids`` still in BindStarted to ``owner``.
+
+    An ARQ is taken when nobody holds it, ``owner`` already does, or its
+    lease expired. Returns how many were taken; ``leased_arqs`` says which.
+    """
+    if not arq_uuids:
+        return 0
+    statement = sa.update(ARQ).where(
+        ARQ.c.uuid.in_(sorted(arq_uuids)),
+        ARQ.c.state == BIND_STARTED,
+        sa.or_(ARQ.c.bind_owner.is_(None),
+               ARQ.c.bind_owner == owner,
+               ARQ.c.bind_lease_expires_at < now),
+    ).values(bind_owner=owner, bind_lease_expires_at=lease_expires_at,
+             **_keep_updated_at())
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def renew_leases(context, arq_uuids, owner, lease_expires_at):
+    """Extend ``owner``'s leases of these ARQs while they are in BindStarted."""
+    if not arq_uuids:
+        return 0
+    statement = sa.update(ARQ).where(
+        ARQ.c.uuid.in_(sorted(arq_uuids)),
+        ARQ.c.bind_owner == owner,
+        ARQ.c.state == BIND_STARTED,
+    ).values(bind_lease_expires_at=lease_expires_at, **_keep_updated_at())
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def release_leases(context, arq_uuids, owner):
+    """Give up ``owner``'s leases of these ARQs, whatever their state."""
+    if not arq_uuids:
+        return 0
+    statement = sa.update(ARQ).where(
+        ARQ.c.uuid.in_(sorted(arq_uuids)),
+        ARQ.c.bind_owner == owner,
+    ).values(bind_owner=None, bind_lease_expires_at=None,
+             **_keep_updated_at())
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.reader
+def leased_arqs(context, arq_uuids, owner):
+    """The ARQs of ``arq_uuids`` in BindStarted leased to ``owner``, in one query.
+
+    Each row has the ARQ's columns, its profile's ``profile_json``, the
+    deployable whose provider is ``device_rp_uuid`` (``deployable_*``, None
+    when no deployable has that provider), that deployable's device
+    (``device_hostname``, ``device_status``, ``device_type``) and the attach
+    handle the ARQ already holds (``attach_handle_*``, None when it holds
+    none).
+    """
+    if not arq_uuids:
+        return []
+    query = sa.select(
+        ARQ,
+        DeviceProfile.c.profile_json,
+        Deployable.c.id.label('deployable_row_id'),
+        Deployable.c.name.label('deployable_name'),
+        Deployable.c.driver_name.label('deployable_driver_name'),
+        Deployable.c.bitstream_id.label('deployable_bitstream_id'),
+        Device.c.hostname.label('device_hostname'),
+        Device.c.status.label('device_status'),
+        Device.c.type.label('device_type'),
+        AttachHandle.c.uuid.label('attach_handle_uuid'),
+        AttachHandle.c.attach_type.label('attach_handle_type'),
+        AttachHandle.c.attach_info.label('attach_handle_info'),
+        AttachHandle.c.deployable_id.label('attach_handle_deployable_id'),
+    ).join(
+        DeviceProfile, ARQ.c.device_profile_id == DeviceProfile.c.id
+    ).outerjoin(
+        Deployable, Deployable.c.rp_uuid == ARQ.c.device_rp_uuid
+    ).outerjoin(
+        Device, Device.c.id == Deployable.c.device_id
+    ).outerjoin(
+        AttachHandle, AttachHandle.c.id == ARQ.c.attach_handle_id
+    ).where(
+        ARQ.c.uuid.in_(sorted(arq_uuids)),
+        ARQ.c.bind_owner == owner,
+        ARQ.c.state == BIND_STARTED,
+    ).order_by(ARQ.c.id)
+    return context.session.execute(query).mappings().all()
+
+
+@db_api.writer
+def lock_free_attach_handles(context, deployable_ids):
+    """The free attach handles of these deployables, locked until commit.
+
+    One locking read: on MariaDB and PostgreSQL it waits for a concurrent
+    binder that holds one of these handles and then sees that binder's
+    result, so a handle it took is no longer free here. SQLite has a
+    single writer, which gives the same guarantee.
+    """
+    if not deployable_ids:
+        return []
+    query = sa.select(
+        AttachHandle.c.id, AttachHandle.c.uuid, AttachHandle.c.deployable_id,
+        AttachHandle.c.attach_type, AttachHandle.c.attach_info,
+    ).where(
+        AttachHandle.c.deployable_id.in_(sorted(deployable_ids)),
+        AttachHandle.c.in_use == sa.false(),
+    ).order_by(AttachHandle.c.deployable_id, AttachHandle.c.id
+               ).with_for_update()
+    return context.session.execute(query).mappings().all()
+
+
+@db_api.reader
+def attach_handles_held(context, attach_handle_ids):
+    """The ids among ``attach_handle_ids`` that some ARQ holds, in one query."""
+    if not attach_handle_ids:
+        return set()
+    query = sa.select(ARQ.c.attach_handle_id).where(
+        ARQ.c.attach_handle_id.in_(sorted(attach_handle_ids)))
+    return set(context.session.scalars(query))
+
+
+@db_api.writer
+def take_attach_handles(context, attach_handle_ids, now):
+    """Mark free attach handles in use; return how many this statement took."""
+    if not attach_handle_ids:
+        return 0
+    statement = sa.update(AttachHandle).where(
+        AttachHandle.c.id.in_(sorted(attach_handle_ids)),
+        AttachHandle.c.in_use == sa.false(),
+    ).values(in_use=True, updated_at=now)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def free_attach_handles(context, attach_handle_ids, now):
+    """Mark attach handles free again, in one statement."""
+    if not attach_handle_ids:
+        return 0
+    statement = sa.update(AttachHandle).where(
+        AttachHandle.c.id.in_(sorted(attach_handle_ids)),
+    ).values(in_use=False, updated_at=now)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def assign_attach_handles(context, assignments, owner):
+    """Record an attach handle and deployable on each ARQ, in one statement.
+
+    ``assignments`` maps an ARQ id to ``(attach_handle_id, deployable_id)``;
+    only ARQs still in BindStarted and leased to ``owner`` change. Returns
+    how many did.
+    """
+    if not assignments:
+        return 0
+    handles = sa.case({arq_id: handle_id for arq_id, (handle_id, _)
+                       in assignments.items()}, value=ARQ.c.id)
+    deployables = sa.case({arq_id: deployable_id for arq_id, (_, deployable_id)
+                           in assignments.items()}, value=ARQ.c.id)
+    statement = sa.update(ARQ).where(
+        ARQ.c.id.in_(sorted(assignments)),
+        ARQ.c.bind_owner == owner,
+        ARQ.c.state == BIND_STARTED,
+    ).values(attach_handle_id=handles, deployable_id=deployables,
+             **_keep_updated_at())
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def lock_arqs_of_instances(context, arq_ids, instance_uuids):
+    """The ARQs with these ids or of these instances, locked until commit.
+
+    Locking every ARQ of the instances makes the binders that finish ARQs
+    of one instance take turns, so exactly one of them sees the last ARQ
+    leave BindStarted and sends Nova the instance's events.
+    """
+    conditions = []
+    if arq_ids:
+        conditions.append(ARQ.c.id.in_(sorted(arq_ids)))
+    if instance_uuids:
+        conditions.append(ARQ.c.instance_uuid.in_(sorted(instance_uuids)))
+    if not conditions:
+        return []
+    query = sa.select(
+        ARQ.c.id, ARQ.c.uuid, ARQ.c.state, ARQ.c.instance_uuid,
+        ARQ.c.attach_handle_id, ARQ.c.bind_owner, ARQ.c.bind_event_pending,
+        ARQ.c.bind_lease_expires_at,
+    ).where(sa.or_(*conditions)).order_by(ARQ.c.id).with_for_update()
+    return context.session.execute(query).mappings().all()
+
+
+@db_api.writer
+def end_binds(context, arq_ids, state, now, release_attach_handle):
+    """Move ARQs out of BindStarted to ``state``, owing Nova their event.
+
+    Only ARQs still in BindStarted change; their lease ends. With
+    ``release_attach_handle`` the ARQs also let go of their attach handle
+    (the caller frees the handles themselves). Returns how many changed.
+    """
+    if not arq_ids:
+        return 0
+    values = {'state': state, 'bind_owner': None,
+              'bind_lease_expires_at': None, 'bind_event_pending': True,
+              'updated_at': now}
+    if release_attach_handle:
+        values['attach_handle_id'] = None
+    statement = sa.update(ARQ).where(
+        ARQ.c.id.in_(sorted(arq_ids)),
+        ARQ.c.state == BIND_STARTED,
+    ).values(**values)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def lease_events(context, arq_ids, owner, expires_at):
+    """Record that ``owner`` is sending Nova the events of these ARQs.
+
+    Until ``expires_at`` no sweep sends them; if they are still pending
+    then (the sender died or Nova could not be reached), a sweep does.
+    """
+    if not arq_ids:
+        return 0
+    statement = sa.update(ARQ).where(
+        ARQ.c.id.in_(sorted(arq_ids)),
+        ARQ.c.state != BIND_STARTED,
+    ).values(bind_owner=owner, bind_lease_expires_at=expires_at)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.writer
+def clear_events_pending(context, arq_uuids):
+    """Record that Nova was given the events of these ARQs (by uuid)."""
+    if not arq_uuids:
+        return 0
+    statement = sa.update(ARQ).where(
+        ARQ.c.uuid.in_(sorted(arq_uuids)),
+        ARQ.c.state != BIND_STARTED,
+    ).values(bind_event_pending=None, bind_owner=None,
+             bind_lease_expires_at=None)
+    return context.session.connection().execute(statement).rowcount
+
+
+@db_api.reader
+def binds_started_before(context, cutoff):
+    """Id, uuid and instance_uuid of the ARQs in BindStarted since before ``cutoff``."""
+    query = sa.select(ARQ.c.id, ARQ.c.uuid, ARQ.c.instance_uuid).where(
+        ARQ.c.state == BIND_STARTED,
+        _bind_started_at() < cutoff,
+    ).order_by(ARQ.c.id)
+    return [dict(row) for row in context.session.execute(query).mappings()]
+
+
+@db_api.reader
+def orphaned_binds(context, now, unowned_since):
+    """(uuid, instance_uuid) of the ARQs in BindStarted no live binder works on.
+
+    That is: their lease expired, or nobody leased them and they were
+    recorded before ``unowned_since`` (younger ones are probably on their
+    way to the binder they were submitted to).
+    """
+    query = sa.select(ARQ.c.uuid, ARQ.c.instance_uuid).where(
+        ARQ.c.state == BIND_STARTED,
+        sa.or_(ARQ.c.bind_lease_expires_at < now,
+               sa.and_(ARQ.c.bind_owner.is_(None),
+                       _bind_started_at() < unowned_since)),
+    ).order_by(ARQ.c.id)
+    return [tuple(row) for row in context.session.execute(query)]
+
+
+@db_api.reader
+def instances_owed_events(context, now):
+    """Instances with an ARQ whose event Nova still has to get and nobody is
+    sending (no unexpired lease), none of whose ARQs is binding."""
+    pending = ARQ.alias('pending')
+    binding = sa.select(ARQ.c.id).where(
+        ARQ.c.state == BIND_STARTED,
+        ARQ.c.instance_uuid == pending.c.instance_uuid)
+    query = sa.select(pending.c.instance_uuid).where(
+        pending.c.bind_event_pending == sa.true(),
+        pending.c.instance_uuid.is_not(None),
+        sa.or_(pending.c.bind_lease_expires_at.is_(None),
+               pending.c.bind_lease_expires_at < now),
+        ~sa.exists(binding),
+    ).distinct()
+    return sorted(context.session.scalars(query))

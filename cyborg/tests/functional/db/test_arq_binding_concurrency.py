@@ -1,0 +1,136 @@
+"""The binder on MariaDB and PostgreSQL, and binders racing for handles.
+
+The cases of ``cyborg.tests.unit.conductor.test_arq_binding`` run again on
+the servers production uses, where the locking read of free attach handles
+and the row locks of the finishing transaction do the work SQLite's single
+writer does. The race: two binders (two conductors) with several workers
+each get more ARQs than there are handles, submitted from several threads
+at once; every handle must end up given exactly once and every other ARQ
+BindFailed, each ARQ reported to Nova once.
+"""
+
+import collections
+import threading
+
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from cyborg.tests import base
+from cyborg.tests.unit.conductor import test_arq_binding as cases
+
+ARQ = cases.ARQ
+AttachHandle = cases.AttachHandle
+
+
+class RaceTests(cases.BindingTestsBase):
+
+    def test_more_arqs_than_handles_from_two_binders(self):
+        # Card 0 (four handles) and card 3 (eight): twelve handles.
+        arq_uuids = [self.make_arq(self.providers[card])
+                     for card in (0, 3) for _ in range(18)]
+        binders = [self.binder, self.make_binder('conductor-2')]
+        for binder in binders:
+            binder.start()
+        start = threading.Barrier(6)
+
+        def submit(part):
+            start.wait()
+            for index in range(part, len(arq_uuids), 6):
+                binders[index % 2].submit([arq_uuids[index]])
+
+        threads = [threading.Thread(target=submit, args=(part,))
+                   for part in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        self.assertTrue(cases.wait_for(
+            lambda: 'BindStarted' not in self.states(arq_uuids), 60))
+        arqs = [self.arq(arq_uuid) for arq_uuid in arq_uuids]
+        states = collections.Counter(arq.state for arq in arqs)
+        self.assertEqual({'Bound': 12, 'BindFailed': 24}, dict(states))
+        handles = [arq.attach_handle_uuid for arq in arqs
+                   if arq.state == 'Bound']
+        self.assertEqual(12, len(set(handles)))
+        self.assertEqual(12, self.handles_in_use())
+        self.assertEqual(
+            [None] * 24,
+            [arq.attach_handle_uuid for arq in arqs
+             if arq.state == 'BindFailed'])
+        # Nova is told just after the commit that set the states.
+        self.assertTrue(cases.wait_for(
+            lambda: len(self.nova.events()) >= len(arq_uuids)))
+        self.assertEqual(sorted(arq_uuids),
+                         sorted(event['tag'] for event in self.nova.events()))
+
+    def test_threads_binding_one_instance_tell_nova_once(self):
+        instance = uuidutils.generate_uuid()
+        arq_uuids = [self.make_arq(self.providers[3], instance)
+                     for _ in range(6)]
+        start = threading.Barrier(6)
+
+        def bind(arq_uuid):
+            start.wait()
+            self.binder.bind([arq_uuid])
+
+        threads = [threading.Thread(target=bind, args=(arq_uuid,))
+                   for arq_uuid in arq_uuids]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        self.assertEqual(['Bound'] * 6, self.states(arq_uuids))
+        [events] = self.nova.sent
+        self.assertEqual(sorted(arq_uuids),
+                         sorted(event['tag'] for event in events))
+        with self.database.engine.connect() as connection:
+            self.assertEqual(0, connection.execute(
+                sa.select(sa.func.count()).where(
+                    ARQ.c.bind_event_pending.is_not(None))).scalar())
+
+
+class SQLiteRaceTests(RaceTests, base.TestCase):
+    pass
+
+
+class MariaDBRaceTests(RaceTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLRaceTests(RaceTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBBindOutcomeTests(cases.BindOutcomeTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLBindOutcomeTests(cases.BindOutcomeTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBNovaEventTests(cases.NovaEventTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLNovaEventTests(cases.NovaEventTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBRecoveryTests(cases.RecoveryTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLRecoveryTests(cases.RecoveryTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBStatementCountTests(cases.StatementCountTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLStatementCountTests(cases.StatementCountTests,
+                                   base.TestCase):
+    backend = 'postgresql'

@@ -1,0 +1,268 @@
+"""The Nova client against a stand-in for Keystone and Nova's compute API.
+
+Nova cannot run here, so a small HTTP server answers the identity calls
+keystoneauth makes (version document, token with a catalog) and records
+what reaches ``/os-server-external-events``. The client under test is the
+real one, configured through the [nova] options as an operator would.
+"""
+
+import datetime
+import http.server
+import json
+import threading
+
+import fixtures
+from keystoneauth1 import loading as ks_loading
+from oslo_utils import uuidutils
+
+from cyborg import conf
+from cyborg.clients import nova
+from cyborg.tests import base
+
+TOKEN = 'token-of-cyborg'
+
+
+class StandIn(http.server.ThreadingHTTPServer):
+    """Keystone v3 (password auth) and Nova's events URL on one port."""
+
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(('127.0.0.1', 0), _Handler)
+        self.base = 'http://127.0.0.1:%d' % self.server_address[1]
+        self.requests = []
+        self.token_requests = 0
+        self.events_status = 200
+        self.lock = threading.Lock()
+
+    def record(self, method, path, headers, body):
+        with self.lock:
+            self.requests.append((method, path, headers, body))
+
+    def event_posts(self):
+        with self.lock:
+            return [(headers, body) for method, path, headers, body
+                    in self.requests
+                    if method == 'POST' and path.endswith(nova.EVENTS_URL)]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+
+    def log_message(self, *args):
+        pass
+
+    def _answer(self, status, body, headers=None):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self):
+        length = int(self.headers.get('Content-Length') or 0)
+        return json.loads(self.rfile.read(length)) if length else None
+
+    def do_GET(self):
+        server = self.server
+        server.record('GET', self.path, dict(self.headers), None)
+        if self.path.rstrip('/') == '/identity/v3':
+            self._answer(200, {'version': {
+                'id': 'v3.14', 'status': 'stable',
+                'links': [{'rel': 'self',
+                           'href': server.base + '/identity/v3/'}],
+                'media-types': []}})
+        else:
+            self._answer(404, {'error': 'not here'})
+
+    def do_POST(self):
+        server = self.server
+        body = self._body()
+        server.record('POST', self.path, dict(self.headers), body)
+        if self.path == '/identity/v3/auth/tokens':
+            with server.lock:
+                server.token_requests += 1
+            self._answer(201, _token(server.base),
+                         {'X-Subject-Token': TOKEN})
+        elif self.path == '/compute/v2.1' + nova.EVENTS_URL:
+            status = server.events_status
+            answered = [dict(event, code=422 if status == 207 else 200)
+                        for event in body['events']]
+            self._answer(status, {'events': answered} if status < 300
+                         else {'computeFault': {'message': 'broken'}})
+        else:
+            self._answer(404, {'error': 'not here'})
+
+
+def _token(base_url):
+    expires = (datetime.datetime.now(datetime.timezone.utc)
+               + datetime.timedelta(hours=1))
+    endpoint = {'interface': 'public', 'region': 'RegionOne',
+                'region_id': 'RegionOne', 'id': uuidutils.generate_uuid(),
+                'url': base_url + '/compute/v2.1'}
+    return {'token': {
+        'methods': ['password'],
+        'expires_at': expires.strftime('%Y-%m-%dT%H:%M:%S.000000Z'),
+        'issued_at': datetime.datetime.now(datetime.timezone.utc).strftime(
+            '%Y-%m-%dT%H:%M:%S.000000Z'),
+        'user': {'id': 'cyborg', 'name': 'cyborg',
+                 'domain': {'id': 'default', 'name': 'Default'}},
+        'project': {'id': 'service', 'name': 'service',
+                    'domain': {'id': 'default', 'name': 'Default'}},
+        'roles': [{'id': 'admin', 'name': 'admin'},
+                  {'id': 'service', 'name': 'service'}],
+        'catalog': [{'type': 'compute', 'name': 'nova', 'id': 'nova',
+                     'endpoints': [endpoint]}]}}
+
+
+class NovaClientTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.server = StandIn()
+        thread = threading.Thread(target=self.server.serve_forever,
+                                  daemon=True)
+        thread.start()
+        self.addCleanup(self.server.server_close)
+        self.addCleanup(self.server.shutdown)
+        self.logger = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.clients.nova', level='INFO'))
+
+    def configure(self):
+        # keystoneauth registers a plugin's options when it loads it, and
+        # never unregisters them: the required auth_url would then fail the
+        # parsing of the configuration in later tests of this process.
+        password_opts = ks_loading.get_auth_plugin_conf_options('password')
+        conf.CONF.register_opts(password_opts, group='nova')
+
+        def unregister():
+            conf.CONF.reset()
+            conf.CONF.unregister_opts(password_opts, group='nova')
+
+        self.addCleanup(unregister)
+        self.flags(group='nova', auth_type='password',
+                   auth_url=self.server.base + '/identity/v3',
+                   username='cyborg', password='secret',
+                   project_name='service', user_domain_name='Default',
+                   project_domain_name='Default', region_name='RegionOne')
+        return nova.NovaClient(conf.CONF)
+
+    def events(self, count):
+        server_uuid = uuidutils.generate_uuid()
+        return [nova.arq_event(server_uuid, uuidutils.generate_uuid(),
+                               bound=index % 2 == 0)
+                for index in range(count)]
+
+    def test_events_of_a_batch_go_in_one_request(self):
+        client = self.configure()
+        events = self.events(3)
+
+        self.assertTrue(client.send_events(events))
+
+        [(headers, body)] = self.server.event_posts()
+        self.assertEqual({'events': events}, body)
+        self.assertEqual(['completed', 'failed', 'completed'],
+                         [event['status'] for event in body['events']])
+        self.assertEqual({'accelerator-request-bound'},
+                         {event['name'] for event in body['events']})
+        self.assertEqual('compute 2.82', headers['OpenStack-API-Version'])
+        self.assertEqual(TOKEN, headers['X-Auth-Token'])
+
+    def test_one_login_for_many_events(self):
+        client = self.configure()
+
+        for _ in range(5):
+            self.assertTrue(client.send_events(self.events(2)))
+
+        self.assertEqual(5, len(self.server.event_posts()))
+        self.assertEqual(1, self.server.token_requests)
+        # Discovery and login once, then only the events.
+        self.assertEqual(
+            [('GET', '/identity/v3'), ('POST', '/identity/v3/auth/tokens')]
+            + [('POST', '/compute/v2.1/os-server-external-events')] * 5,
+            [(method, path) for method, path, _, _ in self.server.requests])
+
+    def test_process_client_is_made_once(self):
+        self.configure()
+        nova.reset_client()
+        self.addCleanup(nova.reset_client)
+
+        first = nova.get_client()
+        first.send_events(self.events(1))
+        nova.get_client().send_events(self.events(1))
+
+        self.assertIs(first, nova.get_client())
+        self.assertEqual(1, self.server.token_requests)
+
+    def test_unconfigured_nova_is_logged_once_and_skipped(self):
+        client = nova.NovaClient(conf.CONF)
+        events = self.events(1)
+
+        self.assertFalse(client.is_configured())
+        self.assertFalse(client.send_events(events))
+        self.assertFalse(client.send_events(self.events(1)))
+
+        self.assertEqual([], self.server.requests)
+        self.assertEqual(1, self.logger.output.count('auth_type is not set'))
+        self.assertIn(events[0]['tag'], self.logger.output)
+
+    def test_nova_error_is_logged_with_the_ids(self):
+        client = self.configure()
+        self.server.events_status = 500
+        events = self.events(2)
+
+        self.assertFalse(client.send_events(events))
+
+        for event in events:
+            self.assertIn(event['tag'], self.logger.output)
+        self.assertIn(events[0]['server_uuid'], self.logger.output)
+        self.assertIn('HTTP 500', self.logger.output)
+
+    def test_no_server_found_counts_as_delivered(self):
+        client = self.configure()
+        self.server.events_status = 404
+
+        self.assertTrue(client.send_events(self.events(1)))
+        self.assertIn('Nova has none of the servers', self.logger.output)
+
+    def test_server_gone_answer_counts_as_delivered(self):
+        client = self.configure()
+        self.server.events_status = 207
+        events = self.events(1)
+
+        self.assertTrue(client.send_events(events))
+        self.assertIn('no longer has server %s' % events[0]['server_uuid'],
+                      self.logger.output)
+
+    def test_unreachable_nova_is_logged(self):
+        client = self.configure()
+        self.server.shutdown()
+        self.server.server_close()
+
+        self.assertFalse(client.send_events(self.events(1)))
+        self.assertIn('could not be told', self.logger.output)
+
+    def test_admin_token_and_endpoint_need_no_keystone(self):
+        options = ks_loading.get_auth_plugin_conf_options('admin_token')
+        conf.CONF.register_opts(options, group='nova')
+        self.flags(group='nova', auth_type='admin_token',
+                   endpoint=self.server.base + '/compute/v2.1',
+                   token='nova-token')
+        events = self.events(2)
+
+        self.assertTrue(nova.NovaClient(conf.CONF).send_events(events))
+
+        [(headers, body)] = self.server.event_posts()
+        self.assertEqual({'events': events}, body)
+        self.assertEqual(('compute 2.82', 'nova-token'),
+                         (headers['OpenStack-API-Version'],
+                          headers['X-Auth-Token']))
+        self.assertEqual(0, self.server.token_requests)
+
+    def test_no_events_send_nothing(self):
+        client = self.configure()
+
+        self.assertTrue(client.send_events([]))
+        self.assertEqual([], self.server.requests)

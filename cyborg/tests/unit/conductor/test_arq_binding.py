@@ -1,0 +1,556 @@
+"""The conductor's binder against a real agent with the fake driver.
+
+The agent is a real AgentManager served over the fake:// transport, its
+inventory reported into the test database by the real inventory report;
+only Nova is replaced, by a recorder of the events the binder sends
+(``cyborg.tests.unit.clients.test_nova`` covers the real client). ARQs are
+recorded in BindStarted directly, as ``arqs.bind`` records them.
+"""
+
+import datetime
+import os
+import threading
+import time
+
+import fixtures
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg.agent import manager as agent_manager
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.agent.drivers import fake
+from cyborg.conductor import arq_binding
+from cyborg.conductor import inventory_report
+from cyborg.db import models
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
+from cyborg.tests.unit.db import records
+from cyborg.tests.unit.objects import test_list_statement_counts
+
+HOST = 'compute-1'
+ARQ = models.AcceleratorRequest.__table__
+AttachHandle = models.AttachHandle.__table__
+Deployable = models.Deployable.__table__
+Device = models.Device.__table__
+
+# Card 0: four handles; card 1: its prepare fails; card 2: its prepare
+# hangs; card 3: eight handles.
+INVENTORY = """
+fpgas:
+  - regions: [{pfs: 1, vfs_per_pf: 4}]
+  - prepare: fail
+  - prepare: hang
+  - regions: [{pfs: 1, vfs_per_pf: 8}]
+"""
+
+
+class RecordingNova:
+    """Stands in for NovaClient: keeps each send_events call's events."""
+
+    def __init__(self):
+        self.sent = []
+        self.lock = threading.Lock()
+        # False: Nova cannot be reached (the events are not delivered).
+        self.reachable = True
+
+    def is_configured(self):
+        return True
+
+    def send_events(self, events):
+        with self.lock:
+            self.sent.append(list(events))
+        return self.reachable
+
+    def events(self):
+        with self.lock:
+            return [event for batch in self.sent for event in batch]
+
+
+def wait_for(predicate, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+class BindingTestsBase:
+    """A database, an agent on HOST with four fake cards, and a binder."""
+
+    backend = 'sqlite'
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database(self.backend))
+        self.messaging = self.useFixture(messaging.Messaging(conf.CONF))
+        self.flags(group='conductor', bind_timeout=30, bind_sweep_interval=1,
+                   bind_workers=4)
+        self.context = cyborg_context.get_admin_context()
+        self.profile = records.make_device_profile(self.context)
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'inventory.yaml')
+        with open(path, 'w') as stream:
+            stream.write(INVENTORY)
+        self.driver = fake.FakeDriver(path, host=HOST)
+        self.agent = agent_manager.AgentManager(host=HOST, driver_names=[])
+        self.agent.drivers = {'fake_driver': self.driver}
+        inventory_report.apply(self.context, HOST,
+                               self.agent.collect_inventory())
+        self.messaging.serve(agent_rpcapi.TOPIC, HOST, [self.agent])
+        # Registered after the server: runs before it stops.
+        self.addCleanup(self.driver.release_hangs)
+        self.providers = self._providers()
+        self.nova = RecordingNova()
+        self.binder = self.make_binder('conductor-1')
+
+    def make_binder(self, host):
+        binder = arq_binding.Binder(host, nova=self.nova)
+        self.addCleanup(binder.stop)
+        return binder
+
+    def _providers(self):
+        """Provider uuid of each card's first region, by card number."""
+        with self.database.engine.connect() as connection:
+            rows = connection.execute(sa.select(
+                Deployable.c.name, Deployable.c.rp_uuid).where(
+                Deployable.c.rp_uuid.is_not(None))).all()
+        by_bus = {name.split(':')[1]: rp_uuid for name, rp_uuid in rows}
+        return [by_bus['%02x' % (0x10 + card)] for card in range(4)]
+
+    def make_arq(self, rp_uuid, instance_uuid=None, hostname=HOST):
+        arq = records.make_arq(
+            self.context, self.profile, state='BindStarted',
+            hostname=hostname, device_rp_uuid=rp_uuid,
+            instance_uuid=instance_uuid or uuidutils.generate_uuid(),
+            project_id='project-1')
+        return arq.uuid
+
+    def arq(self, arq_uuid):
+        return objects.ExtARQ.get_by_uuid(self.context, arq_uuid)
+
+    def states(self, arq_uuids):
+        return [self.arq(arq_uuid).state for arq_uuid in arq_uuids]
+
+    def handles_in_use(self):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(sa.func.count()).where(
+                AttachHandle.c.in_use == sa.true())).scalar()
+
+    def execute(self, statement):
+        with self.database.engine.begin() as connection:
+            return connection.execute(statement)
+
+
+class BindOutcomeTests(BindingTestsBase):
+    """What one bind of a batch ends in."""
+
+    def test_bind_gives_a_free_handle_of_the_provider_and_tells_nova(self):
+        instance = uuidutils.generate_uuid()
+        arq_uuid = self.make_arq(self.providers[0], instance)
+
+        ended = self.binder.bind([arq_uuid])
+
+        self.assertEqual({arq_uuid: 'Bound'}, ended)
+        arq = self.arq(arq_uuid)
+        self.assertEqual('Bound', arq.state)
+        self.assertEqual('TEST_PCI', arq.attach_handle_type)
+        self.assertEqual({'domain': '0000', 'bus': '10', 'device': '01',
+                          'function': '0'}, arq.attach_handle_info)
+        handle = objects.AttachHandle.get_by_uuid(self.context,
+                                                  arq.attach_handle_uuid)
+        self.assertTrue(handle.in_use)
+        self.assertIsNotNone(arq.deployable_id)
+        self.assertEqual(1, self.handles_in_use())
+        self.assertEqual([[{'name': 'accelerator-request-bound',
+                            'server_uuid': instance, 'tag': arq_uuid,
+                            'status': 'completed'}]], self.nova.sent)
+
+    def test_unknown_provider_fails(self):
+        arq_uuid = self.make_arq(uuidutils.generate_uuid())
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertEqual('failed', self.nova.events()[0]['status'])
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_provider_of_another_host_fails(self):
+        arq_uuid = self.make_arq(self.providers[0], hostname='compute-2')
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertIsNone(self.arq(arq_uuid).attach_handle_uuid)
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_disabled_device_fails(self):
+        self.execute(sa.update(Device).values(status='maintaining'))
+        arq_uuid = self.make_arq(self.providers[0])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_more_arqs_than_handles_bind_as_many_as_there_are_handles(self):
+        instance = uuidutils.generate_uuid()
+        arq_uuids = [self.make_arq(self.providers[0], instance)
+                     for _ in range(6)]
+
+        ended = self.binder.bind(arq_uuids)
+
+        self.assertEqual(['Bound'] * 4 + ['BindFailed'] * 2,
+                         sorted(ended.values(), key=len))
+        bound = [self.arq(arq_uuid) for arq_uuid in arq_uuids
+                 if ended[arq_uuid] == 'Bound']
+        self.assertEqual(4, len({arq.attach_handle_uuid for arq in bound}))
+        self.assertEqual(4, self.handles_in_use())
+        # One request for the instance's six ARQs.
+        [events] = self.nova.sent
+        self.assertEqual(sorted(arq_uuids),
+                         sorted(event['tag'] for event in events))
+
+    def test_handle_already_in_use_is_not_given(self):
+        self.execute(sa.update(AttachHandle).values(in_use=True))
+        arq_uuid = self.make_arq(self.providers[0])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+
+    def test_agent_failure_fails_and_frees_the_handle(self):
+        arq_uuid = self.make_arq(self.providers[1])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        arq = self.arq(arq_uuid)
+        self.assertIsNone(arq.attach_handle_uuid)
+        self.assertEqual(0, self.handles_in_use())
+        # The handle is free for the next bind, once the card behaves.
+        self.driver.prepare = lambda *args: None
+        again = self.make_arq(self.providers[1])
+        self.assertEqual({again: 'Bound'}, self.binder.bind([again]))
+
+    def test_agent_that_does_not_answer_fails_at_bind_timeout(self):
+        self.flags(group='conductor', bind_timeout=2)
+        arq_uuid = self.make_arq(self.providers[2])
+        started = time.monotonic()
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+
+        self.assertLess(time.monotonic() - started, 6)
+        self.assertEqual(0, self.handles_in_use())
+        self.assertEqual('failed', self.nova.events()[0]['status'])
+
+    def test_agent_gone_silent_fails_at_bind_timeout(self):
+        self.flags(group='conductor', bind_timeout=2)
+        real_prepare_arqs = self.agent.prepare_arqs
+
+        def silent(context, arqs, timeout=None):
+            # An agent that does not keep to the time it was given.
+            time.sleep(timeout + 1)
+            return real_prepare_arqs(context, arqs)
+
+        silent.exposed = True
+        self.agent.prepare_arqs = silent
+        arq_uuid = self.make_arq(self.providers[0])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_a_hanging_device_fails_only_its_own_arq(self):
+        self.flags(group='conductor', bind_timeout=3)
+        instance = uuidutils.generate_uuid()
+        good = self.make_arq(self.providers[0], instance)
+        hanging = self.make_arq(self.providers[2], instance)
+
+        self.assertEqual({good: 'Bound', hanging: 'BindFailed'},
+                         self.binder.bind([good, hanging]))
+
+    def test_one_batch_mixes_outcomes_and_hosts(self):
+        instance = uuidutils.generate_uuid()
+        good = self.make_arq(self.providers[0], instance)
+        failing = self.make_arq(self.providers[1], instance)
+        elsewhere = self.make_arq(self.providers[3], instance,
+                                  hostname='compute-9')
+
+        ended = self.binder.bind([good, failing, elsewhere])
+
+        self.assertEqual({good: 'Bound', failing: 'BindFailed',
+                          elsewhere: 'BindFailed'}, ended)
+        [events] = self.nova.sent
+        self.assertEqual({good: 'completed', failing: 'failed',
+                          elsewhere: 'failed'},
+                         {event['tag']: event['status'] for event in events})
+
+    def test_arq_not_in_bind_started_is_left_alone(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        self.execute(sa.update(ARQ).values(state='Unbound'))
+
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        self.assertEqual('Unbound', self.arq(arq_uuid).state)
+        self.assertEqual([], self.nova.sent)
+
+    def test_unbind_during_bind_is_not_resurrected(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        real_prepare = self.driver.prepare
+
+        def unbind_meanwhile(*args):
+            # What arqs.unbind does, while the agent is preparing.
+            with self.database.engine.begin() as connection:
+                handle_id = connection.execute(sa.select(
+                    ARQ.c.attach_handle_id).where(
+                    ARQ.c.uuid == arq_uuid)).scalar()
+                connection.execute(sa.update(ARQ).where(
+                    ARQ.c.uuid == arq_uuid).values(
+                    state='Unbound', attach_handle_id=None, hostname=None,
+                    device_rp_uuid=None, instance_uuid=None))
+                connection.execute(sa.update(AttachHandle).where(
+                    AttachHandle.c.id == handle_id).values(in_use=False))
+            return real_prepare(*args)
+
+        self.driver.prepare = unbind_meanwhile
+
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        arq = self.arq(arq_uuid)
+        self.assertEqual('Unbound', arq.state)
+        self.assertIsNone(arq.attach_handle_uuid)
+        self.assertEqual(0, self.handles_in_use())
+        with self.database.engine.connect() as connection:
+            self.assertIsNone(connection.execute(sa.select(
+                ARQ.c.bind_owner).where(ARQ.c.uuid == arq_uuid)).scalar())
+
+    def test_delete_during_bind_frees_the_handle(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        real_prepare = self.driver.prepare
+
+        def delete_meanwhile(*args):
+            with self.database.engine.begin() as connection:
+                handle_id = connection.execute(sa.select(
+                    ARQ.c.attach_handle_id).where(
+                    ARQ.c.uuid == arq_uuid)).scalar()
+                connection.execute(sa.delete(ARQ).where(
+                    ARQ.c.uuid == arq_uuid))
+                connection.execute(sa.update(AttachHandle).where(
+                    AttachHandle.c.id == handle_id).values(in_use=False))
+            return real_prepare(*args)
+
+        self.driver.prepare = delete_meanwhile
+
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        self.assertEqual(0, self.handles_in_use())
+
+
+class NovaEventTests(BindingTestsBase):
+    """Nova hears of an instance once all its ARQs left BindStarted."""
+
+    def test_instance_with_an_arq_still_binding_waits_for_it(self):
+        instance = uuidutils.generate_uuid()
+        first = self.make_arq(self.providers[0], instance)
+        second = self.make_arq(self.providers[3], instance)
+
+        self.binder.bind([first])
+        self.assertEqual([], self.nova.sent)
+
+        self.binder.bind([second])
+        [events] = self.nova.sent
+        self.assertEqual({first: 'completed', second: 'completed'},
+                         {event['tag']: event['status'] for event in events})
+        self.assertEqual({instance}, {event['server_uuid']
+                                      for event in events})
+
+    def test_several_instances_of_one_batch_go_in_one_request(self):
+        arq_uuids = [self.make_arq(self.providers[3]) for _ in range(3)]
+
+        self.binder.bind(arq_uuids)
+
+        [events] = self.nova.sent
+        self.assertEqual(sorted(arq_uuids),
+                         sorted(event['tag'] for event in events))
+
+    def test_events_are_sent_once(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        self.binder.bind([arq_uuid])
+
+        self.binder.sweep()
+        self.binder.bind([arq_uuid])
+
+        self.assertEqual(1, len(self.nova.events()))
+
+    def test_events_nova_did_not_get_are_sent_again_by_the_sweep(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        self.nova.reachable = False
+        self.binder.bind([arq_uuid])
+        self.assertEqual(1, len(self.nova.events()))
+
+        self.nova.reachable = True
+        # While the sender's lease on the event runs, no sweep sends it.
+        self.binder.sweep()
+        self.assertEqual(1, len(self.nova.events()))
+
+        # The lease runs out (the sender died, or Nova was down): the next
+        # sweep delivers it, and after that it is no longer owed.
+        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+            bind_lease_expires_at=datetime.datetime(2000, 1, 1)))
+        self.binder.sweep()
+        self.binder.sweep()
+
+        self.assertEqual([arq_uuid, arq_uuid],
+                         [event['tag'] for event in self.nova.events()])
+        self.assertEqual('completed', self.nova.events()[1]['status'])
+
+    def test_sweep_sends_events_owed_to_instances_done_binding(self):
+        instance = uuidutils.generate_uuid()
+        first = self.make_arq(self.providers[0], instance)
+        second = self.make_arq(self.providers[3], instance)
+        self.binder.bind([first])
+        # The other ARQ leaves BindStarted without the binder (deleted).
+        self.execute(sa.delete(ARQ).where(ARQ.c.uuid == second))
+
+        self.binder.sweep()
+
+        self.assertEqual([[{'name': 'accelerator-request-bound',
+                            'server_uuid': instance, 'tag': first,
+                            'status': 'completed'}]], self.nova.sent)
+
+
+class RecoveryTests(BindingTestsBase):
+    """Recorded binds are finished by whichever binder is alive."""
+
+    def age(self, arq_uuid, seconds):
+        past = datetime.datetime.utcnow() - datetime.timedelta(seconds=seconds)
+        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+            updated_at=past))
+
+    def test_a_new_binder_finishes_recorded_binds_at_start(self):
+        arq_uuids = [self.make_arq(self.providers[0]) for _ in range(3)]
+
+        self.binder.start()
+
+        self.assertTrue(wait_for(lambda: self.states(arq_uuids)
+                                 == ['Bound'] * 3))
+        # Nova is told just after the commit that set the states.
+        self.assertTrue(wait_for(lambda: len(self.nova.events()) >= 3))
+        self.assertEqual(3, len(self.nova.events()))
+
+    def test_submit_returns_at_once_and_workers_bind(self):
+        self.binder.start()
+        arq_uuid = self.make_arq(self.providers[2])
+        self.flags(group='conductor', bind_timeout=3)
+        started = time.monotonic()
+
+        self.binder.submit([arq_uuid])
+
+        self.assertLess(time.monotonic() - started, 0.5)
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
+                                 == ['BindFailed']))
+
+    def test_bind_of_a_dead_binder_is_taken_over_when_its_lease_ends(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        now = datetime.datetime.utcnow()
+        # A conductor claimed it, chose a handle, and died.
+        work, _ = arq_binding.claim(self.context, [arq_uuid], 'dead/1/x', now)
+        [item] = work
+        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+            bind_lease_expires_at=now - datetime.timedelta(seconds=1)))
+
+        self.assertEqual([arq_uuid], self.binder.sweep())
+        self.binder.bind([arq_uuid])
+
+        arq = self.arq(arq_uuid)
+        self.assertEqual('Bound', arq.state)
+        self.assertEqual(item.attach_handle_id, arq.attach_handle_id)
+        self.assertEqual(1, self.handles_in_use())
+
+    def test_live_lease_of_another_binder_is_respected(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        recorded_at = self.arq(arq_uuid).updated_at
+        arq_binding.claim(self.context, [arq_uuid], 'alive/1/x',
+                          datetime.datetime.utcnow())
+        # The claim keeps the time the bind was recorded (bind_timeout).
+        self.assertEqual(recorded_at, self.arq(arq_uuid).updated_at)
+
+        self.assertEqual([], self.binder.sweep())
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+
+    def test_sweep_fails_binds_past_bind_timeout_whoever_holds_them(self):
+        instance = uuidutils.generate_uuid()
+        arq_uuid = self.make_arq(self.providers[0], instance)
+        arq_binding.claim(self.context, [arq_uuid], 'alive/1/x',
+                          datetime.datetime.utcnow())
+        self.age(arq_uuid, 31)
+
+        self.binder.sweep()
+
+        arq = self.arq(arq_uuid)
+        self.assertEqual('BindFailed', arq.state)
+        self.assertIsNone(arq.attach_handle_uuid)
+        self.assertEqual(0, self.handles_in_use())
+        self.assertEqual([[{'name': 'accelerator-request-bound',
+                            'server_uuid': instance, 'tag': arq_uuid,
+                            'status': 'failed'}]], self.nova.sent)
+
+    def test_stop_releases_the_leases_of_unfinished_work(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        # Work this binder holds but has not finished when it stops.
+        arq_binding.claim(self.context, [arq_uuid], self.binder.owner,
+                          datetime.datetime.utcnow())
+        self.binder._active[arq_uuid] += 1
+        self.binder.start()
+
+        self.binder.stop()
+
+        self.assertIsNone(self._owner(arq_uuid))
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+        # The next binder takes it over at once, with the handle chosen.
+        successor = self.make_binder('conductor-1')
+        successor.start()
+        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
+                                 == ['Bound']))
+        self.assertEqual(1, self.handles_in_use())
+
+    def _owner(self, arq_uuid):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(ARQ.c.bind_owner).where(
+                ARQ.c.uuid == arq_uuid)).scalar()
+
+
+class StatementCountTests(BindingTestsBase):
+    """A batch costs the same statements for one ARQ as for eight."""
+
+    def count(self, arq_count):
+        instance = uuidutils.generate_uuid()
+        arq_uuids = [self.make_arq(self.providers[3], instance)
+                     for _ in range(arq_count)]
+        with test_list_statement_counts.counting_statements(
+                self.database.engine) as statements:
+            ended = self.binder.bind(arq_uuids)
+        self.assertEqual(['Bound'] * arq_count, list(ended.values()))
+        self.execute(sa.update(ARQ).values(state='Unbound',
+                                           attach_handle_id=None))
+        self.execute(sa.update(AttachHandle).values(in_use=False))
+        return len(statements)
+
+    def test_statements_do_not_grow_with_the_batch(self):
+        self.assertEqual(self.count(1), self.count(8))
+
+
+class SQLiteBindOutcomeTests(BindOutcomeTests, base.TestCase):
+    pass
+
+
+class SQLiteNovaEventTests(NovaEventTests, base.TestCase):
+    pass
+
+
+class SQLiteRecoveryTests(RecoveryTests, base.TestCase):
+    pass
+
+
+class SQLiteStatementCountTests(StatementCountTests, base.TestCase):
+    pass
