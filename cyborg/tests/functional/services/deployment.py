@@ -1,0 +1,147 @@
+"""cyborg-conductor, -api and -agent as processes, for the end-to-end tests.
+
+:class:`DeploymentMixin` gives a test a database of ``backend`` migrated to
+head, its own RabbitMQ virtual host, a real Placement served over HTTP and
+a temporary state directory holding the fake driver's fleet file;
+:meth:`DeploymentMixin._start_services` starts the three services on them,
+the agent once the conductor consumes its topic. The waits fail with the
+tails of the services' logs.
+"""
+
+from concurrent import futures
+import os
+import re
+import uuid
+
+import fixtures
+import yaml
+
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg import objects
+from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
+from cyborg.tests.fixtures import placement
+from cyborg.tests.fixtures import processes
+
+WAIT_TIMEOUT = 30
+
+
+def write_fleet(path, fleet):
+    """Replace the fleet file at once, so a report never reads half of it."""
+    partial = path + '.partial'
+    with open(partial, 'w') as fleet_file:
+        yaml.safe_dump(fleet, fleet_file)
+    os.replace(partial, path)
+
+
+class DeploymentMixin:
+    """The services of one compute host; ``backend`` is their database."""
+
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(
+            database.Database(backend=self.backend, schema='migrations'))
+        self.rabbit = self.useFixture(messaging.RabbitIsolation())
+        self.placement = self.useFixture(placement.PlacementFixture(
+            serve=True))
+        self.context = cyborg_context.get_admin_context()
+        self.suffix = uuid.uuid4().hex[:8]
+        self.host = 'compute-%s' % self.suffix
+        self.state_path = self.useFixture(fixtures.TempDir()).path
+        self.fleet_path = os.path.join(self.state_path, 'fleet.yaml')
+        self.api_port = processes.free_port()
+        self.services = []
+
+    def _start_services(self, fleet, conductor_options=None):
+        """Write ``fleet``; start conductor, API and agent.
+
+        ``conductor_options`` ({group: {option: value}}) replace groups of
+        the conductor's config, kept as ``self.conductor_config``.
+        """
+        write_fleet(self.fleet_path, fleet)
+        common = {
+            'transport_url': self.rabbit.transport_url,
+            'control_exchange': self.rabbit.control_exchange,
+            'report_interval': 1,
+            'graceful_shutdown_timeout': 8,
+            'rpc_response_timeout': 10,
+            'debug': True,
+            'state_path': self.state_path,
+        }
+        self.conductor_config = {
+            'DEFAULT': dict(common, host='conductor-%s' % self.suffix),
+            'database': {'connection': self.database.url},
+            'placement': {'auth_type': 'admin_token',
+                          'endpoint': self.placement.endpoint,
+                          'token': placement.TOKEN},
+        }
+        self.conductor_config.update(conductor_options or {})
+        self.conductor = self.useFixture(processes.ServiceProcess(
+            'cyborg-conductor', self.conductor_config))
+        self.api = self.useFixture(processes.ServiceProcess('cyborg-api', {
+            'DEFAULT': dict(common, host='api-%s' % self.suffix,
+                            auth_strategy='noauth'),
+            'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
+                    'api_workers': 2},
+            'database': {'connection': self.database.url},
+        }))
+        self.services = [self.conductor, self.api]
+        # The agent starts once the conductor consumes its topic, so that
+        # its first report is not sent into an empty exchange.
+        self._wait_until(lambda: self._heartbeat_of(
+            'conductor-%s' % self.suffix, 'cyborg-conductor'),
+            'the conductor heartbeat')
+        # No [database] and no [placement]: the agent reaches both only
+        # through the conductor.
+        self.agent = self.useFixture(processes.ServiceProcess(
+            'cyborg-agent', {
+                'DEFAULT': dict(common, host=self.host),
+                'agent': {'enabled_drivers': 'fake_driver',
+                          'fake_inventory': self.fleet_path,
+                          'report_interval': 1},
+            }))
+        self.services.append(self.agent)
+
+    # -- Waiting -----------------------------------------------------------
+
+    def _logs(self):
+        return processes.log_tails(self.services)
+
+    def _wait_until(self, probe, what, timeout=WAIT_TIMEOUT):
+        """Return ``probe()``'s first true value; fail after ``timeout`` s."""
+        return processes.wait_until(probe, what, self.services, timeout)
+
+    def _heartbeat_of(self, host, binary):
+        try:
+            return objects.Service.get_by_host_and_binary(self.context, host,
+                                                          binary)
+        except exception.ResourceNotFound:
+            return None
+
+    def _reports_done(self):
+        """How many inventory reports the conductor has answered."""
+        # With debug on, the log line goes on with the function's location.
+        return len(re.findall(r'Reported \d+ device\(s\) of %s(?:\s|$)'
+                              % re.escape(self.host), self.agent.log()))
+
+    def _wait_for_reports(self, count, what):
+        """Wait until ``count`` more reports than now have been answered."""
+        target = self._reports_done() + count
+        self._wait_until(lambda: self._reports_done() >= target,
+                         '%d more report(s) of %s (%s)'
+                         % (count, self.host, what))
+
+    # -- Stopping ----------------------------------------------------------
+
+    def _assert_clean_stop(self, services):
+        """SIGTERM stops ``services`` with exit code 0 and no traceback."""
+        with futures.ThreadPoolExecutor(len(services)) as pool:
+            stopped = list(pool.map(lambda service: service.stop(timeout=10),
+                                    services))
+        self.assertEqual([0] * len(services),
+                         [exit_code for exit_code, _ in stopped], self._logs())
+        for service in services:
+            self.assertNotIn('Traceback', service.log(), service.script)
