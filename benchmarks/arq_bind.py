@@ -1,0 +1,399 @@
+"""Create and bind ARQs for many instances at once; time request to resolved.
+
+Each simulated instance does what Nova does for a server with a device
+profile: ``POST /v2/accelerator_requests`` (K ARQs from the profile), one
+``PATCH /v2/accelerator_requests`` binding all K to one host and FPGA
+region provider, then ``GET ?instance=X&bind_state=resolved`` until it
+answers 200 instead of 423. ``--concurrency`` instances are in flight at
+once. The bind latency of an instance runs from sending its PATCH to the
+200; the create-and-bind latency from sending its POST. One instance is
+created, bound and deleted first, untimed, to warm the deployment up. The
+ARQs are deleted afterwards with ``DELETE ?instance=X`` (Nova's call),
+timed apart.
+
+Without ``--endpoint`` the script starts a ``cyborg-aio`` of its own on
+free ports, with a temporary state directory and a fake-driver fleet with
+room for every ARQ, and stops it at the end. With ``--endpoint`` it uses a
+running deployment without Keystone (``auth_strategy = noauth``: binds
+need a service token, which noauth gives every request) and binds to the
+FPGA regions its devices report, as far as their handles are free.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import math
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import requests
+import yaml
+
+import bench
+
+QUICK = {'instances': 6, 'arqs_per_instance': 2, 'concurrency': 3}
+# Instances bound to one FPGA region of the fleet the script starts.
+INSTANCES_PER_REGION = 4
+START_TIMEOUT = 180
+# Between two GET ?bind_state=resolved of one instance.
+POLL_INTERVAL = 0.05
+# States a bind ends in; BindFailed and Deleting count as failures.
+RESOLVED = ('Bound', 'BindFailed', 'Deleting')
+
+
+def timing_line(name, seconds):
+    """One line: count, median, p95 and max in milliseconds."""
+    return '%-40s n=%-5d median=%9.2f ms  p95=%9.2f ms  max=%9.2f ms' % (
+        name, len(seconds), statistics.median(seconds) * 1000,
+        bench.percentile(seconds, 0.95) * 1000, max(seconds) * 1000)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+class Api:
+    """HTTP calls to cyborg-api, one keep-alive session per thread."""
+
+    def __init__(self, endpoint):
+        self.endpoint = endpoint.rstrip('/')
+        if self.endpoint.endswith('/v2'):
+            self.endpoint = self.endpoint[:-len('/v2')]
+        self._local = threading.local()
+
+    def call(self, method, path, body=None, expected=(200,)):
+        session = getattr(self._local, 'session', None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        response = session.request(method, self.endpoint + path, json=body,
+                                   timeout=60)
+        if response.status_code not in expected:
+            raise RuntimeError('%s %s answered %d: %s' % (
+                method, path, response.status_code, response.text[:500]))
+        return response
+
+    def every(self, path, key):
+        """Every row of a listing, following its ``next`` links."""
+        rows = []
+        while path:
+            body = self.call('GET', path).json()
+            rows += body[key]
+            path = body.get('next')
+            if path and path.startswith(self.endpoint):
+                path = path[len(self.endpoint):]
+        return rows
+
+
+class AllInOne:
+    """A ``cyborg-aio`` process with a fleet of ``regions`` FPGA regions."""
+
+    def __init__(self, regions, handles_per_region):
+        self.regions = regions
+        self.handles_per_region = handles_per_region
+        self.directory = tempfile.mkdtemp(prefix='cyborg-bench-arq-')
+        self.host = 'bench-arq-%s' % uuid.uuid4().hex[:8]
+        self.port = free_port()
+        self.endpoint = 'http://127.0.0.1:%d' % self.port
+        self.log_path = os.path.join(self.directory, 'cyborg-aio.log')
+        self.process = None
+
+    def start(self):
+        fleet_path = os.path.join(self.directory, 'fleet.yaml')
+        with open(fleet_path, 'w') as fleet_file:
+            yaml.safe_dump({'fpgas': [{
+                'count': self.regions, 'vendor': '0x8086',
+                'vendor_name': 'intel', 'model': 'bench FPGA',
+                'regions': [{'pfs': 1,
+                             'vfs_per_pf': self.handles_per_region}]}]},
+                fleet_file)
+        config_path = os.path.join(self.directory, 'cyborg-aio.conf')
+        with open(config_path, 'w') as config_file:
+            config_file.write(
+                '[DEFAULT]\nhost = %s\n[api]\nport = %d\n'
+                '[aio]\nstate_dir = %s\nplacement_port = %d\n'
+                '[agent]\nfake_inventory = %s\n' % (
+                    self.host, self.port,
+                    os.path.join(self.directory, 'state'), free_port(),
+                    fleet_path))
+        script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')
+        with open(self.log_path, 'wb') as log_file:
+            self.process = subprocess.Popen(
+                [script, '--config-file', config_path],
+                stdin=subprocess.DEVNULL, stdout=log_file,
+                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_for_fleet(self, api):
+        """Return once every region has its resource provider."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError('cyborg-aio exited with %s:\n%s' % (
+                    self.process.returncode, self.log_tail()))
+            try:
+                if len(fpga_regions(api)) == self.regions:
+                    return
+            except (requests.ConnectionError, RuntimeError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise RuntimeError('the fleet did not appear within %d s:\n%s'
+                           % (START_TIMEOUT, self.log_tail()))
+
+    def log_tail(self, lines=30):
+        with open(self.log_path, errors='replace') as log_file:
+            return ''.join(log_file.readlines()[-lines:])
+
+    def stop(self, keep_log=False):
+        """Stop the process; remove its directory, or only its state."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        if keep_log:
+            shutil.rmtree(os.path.join(self.directory, 'state'),
+                          ignore_errors=True)
+            print('cyborg-aio log kept: %s' % self.log_path)
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def fpga_regions(api):
+    """{rp_uuid: (hostname, handles)} of the FPGA regions with a provider."""
+    regions = {}
+    hostnames = {device['hostname']
+                 for device in api.every('/v2/devices?type=FPGA', 'devices')}
+    for hostname in sorted(hostnames):
+        for deployable in api.every(
+                '/v2/deployables?hostname=%s&attribute=rc:FPGA' % hostname,
+                'deployables'):
+            if deployable['rp_uuid'] and deployable['num_accelerators']:
+                regions[deployable['rp_uuid']] = (
+                    hostname, deployable['num_accelerators'])
+    return regions
+
+
+def plan(api, instances, arqs_per_instance):
+    """(hostname, rp_uuid) for each instance, on regions with free handles.
+
+    Handles held by ARQs already bound (or binding) are not free.
+    """
+    used = collections.Counter(
+        arq['device_rp_uuid']
+        for arq in api.every('/v2/accelerator_requests', 'arqs')
+        if arq['device_rp_uuid'])
+    slots = []
+    for rp_uuid, (hostname, handles) in sorted(fpga_regions(api).items()):
+        fits = (handles - used[rp_uuid]) // arqs_per_instance
+        slots += [(index, rp_uuid, hostname) for index in range(fits)]
+    if len(slots) < instances:
+        raise RuntimeError(
+            'room for %d instances of %d ARQs on the deployment\'s FPGA '
+            'regions, not %d' % (len(slots), arqs_per_instance, instances))
+    # Spread the instances over the regions rather than filling each first.
+    slots.sort()
+    return [(hostname, rp_uuid) for _, rp_uuid, hostname in slots[:instances]]
+
+
+def bind_instance(api, profile_name, instance, hostname, rp_uuid, timeout):
+    """Create and bind the ARQs of ``instance``; return its timings.
+
+    A request answered with an unexpected status is the result's ``error``.
+    """
+    result = {'instance': instance, 'created': None, 'bind': None,
+              'total': None, 'states': [], 'arqs': 0, 'error': None}
+    try:
+        started = time.perf_counter()
+        arqs = api.call('POST', '/v2/accelerator_requests',
+                        {'device_profile_name': profile_name},
+                        expected=(201,)).json()['arqs']
+        created = time.perf_counter()
+        result.update(created=created - started, arqs=len(arqs))
+        ops = [{'path': '/hostname', 'op': 'add', 'value': hostname},
+               {'path': '/device_rp_uuid', 'op': 'add', 'value': rp_uuid},
+               {'path': '/instance_uuid', 'op': 'add', 'value': instance}]
+        api.call('PATCH', '/v2/accelerator_requests',
+                 {arq['uuid']: ops for arq in arqs}, expected=(202,))
+        path = ('/v2/accelerator_requests?instance=%s&bind_state=resolved'
+                % instance)
+        deadline = created + timeout
+        while True:
+            response = api.call('GET', path, expected=(200, 423))
+            if response.status_code == 200:
+                resolved = time.perf_counter()
+                result.update(
+                    bind=resolved - created, total=resolved - started,
+                    states=[arq['state']
+                            for arq in response.json()['arqs']])
+                return result
+            if time.perf_counter() > deadline:
+                result['states'] = [arq['state'] for arq in api.every(
+                    '/v2/accelerator_requests?instance=%s' % instance,
+                    'arqs')]
+                return result
+            time.sleep(POLL_INTERVAL)
+    except (RuntimeError, requests.RequestException) as error:
+        result['error'] = str(error)
+        return result
+
+
+def report(results, arguments, wall, regions):
+    """Print the numbers of the measured phase; return the ARQ states."""
+    states = collections.Counter(
+        state for result in results for state in result['states'])
+    resolved = [result for result in results if result['bind'] is not None]
+    errors = [result['error'] for result in results if result['error']]
+    arq_count = sum(result['arqs'] for result in results)
+    print('instances: %d x %d ARQs, concurrency %d, %d FPGA regions used'
+          % (len(results), arguments.arqs_per_instance,
+             arguments.concurrency, regions))
+    created = [result['created'] for result in results
+               if result['created'] is not None]
+    if created:
+        print(timing_line('POST /v2/accelerator_requests', created))
+    if resolved:
+        print(timing_line('bind latency (PATCH to resolved)',
+                          [result['bind'] for result in resolved]))
+        print(timing_line('create and bind (POST to resolved)',
+                          [result['total'] for result in resolved]))
+    resolved_arqs = sum(result['arqs'] for result in resolved)
+    print('%-40s %.2f instances/s  %.2f ARQs/s  (%d ARQs in %.2f s)' % (
+        'throughput', len(resolved) / wall, resolved_arqs / wall,
+        resolved_arqs, wall))
+    print('%-40s Bound=%d BindFailed=%d other=%d unresolved=%d' % (
+        'ARQ states', states['Bound'], states['BindFailed'],
+        sum(states.values()) - states['Bound'] - states['BindFailed'],
+        len(results) - len(resolved) - len(errors)))
+    print('%-40s %d%s' % ('instances with a failed request', len(errors),
+                          (', first: ' + errors[0]) if errors else ''))
+    return states, arq_count, errors
+
+
+def run(api, arguments):
+    """The measured phase and the cleanup; print the numbers."""
+    targets = plan(api, arguments.instances, arguments.arqs_per_instance)
+    profile_name = 'bench-arq-%s' % uuid.uuid4().hex[:8]
+    api.call('POST', '/v2/device_profiles', [{
+        'name': profile_name,
+        'groups': [{'resources:FPGA': str(arguments.arqs_per_instance)}]}],
+        expected=(201,))
+    instances = [str(uuid.uuid4()) for _ in targets]
+    warm_up_instance = str(uuid.uuid4())
+    try:
+        # Untimed: the first requests of a fresh deployment pay for lazy
+        # imports, the first RPC and the first agent call.
+        hostname, rp_uuid = targets[0]
+        warm_up = bind_instance(api, profile_name, warm_up_instance,
+                                hostname, rp_uuid, arguments.timeout)
+        api.call('DELETE', '/v2/accelerator_requests?instance=%s'
+                 % warm_up_instance, expected=(204,))
+        print('%-40s %s' % ('warm-up instance (not counted)', warm_up[
+            'error'] or '%.2f ms, %s' % ((warm_up['total'] or 0) * 1000,
+                                         ' '.join(warm_up['states']))))
+        with concurrent.futures.ThreadPoolExecutor(
+                arguments.concurrency) as pool:
+            started = time.perf_counter()
+            results = list(pool.map(
+                lambda item: bind_instance(api, profile_name, item[0],
+                                           item[1][0], item[1][1],
+                                           arguments.timeout),
+                zip(instances, targets, strict=True)))
+            wall = time.perf_counter() - started
+        states, arq_count, errors = report(
+            results, arguments, wall,
+            len({rp_uuid for _, rp_uuid in targets}))
+    finally:
+        deletes = []
+        for instance in [warm_up_instance] + instances:
+            started = time.perf_counter()
+            api.call('DELETE', '/v2/accelerator_requests?instance=%s'
+                     % instance, expected=(204,))
+            deletes.append(time.perf_counter() - started)
+        left = [arq for arq in api.every('/v2/accelerator_requests', 'arqs')
+                if arq['device_profile_name'] == profile_name]
+        # ARQs of no instance (a failed bind request) stay after Nova's
+        # DELETE ?instance=; the profile cannot go before them.
+        for first in range(0, len(left), 50):
+            api.call('DELETE', '/v2/accelerator_requests?arqs=%s' % ','.join(
+                arq['uuid'] for arq in left[first:first + 50]),
+                expected=(204,))
+        api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
+                 expected=(204,))
+    print(timing_line('DELETE ?instance= (sequential)', deletes[1:]))
+    print('%-40s %d%s' % (
+        'ARQs left after cleanup', len(left),
+        ' (%s; deleted by uuid)' % ', '.join(sorted(
+            '%s %s' % (arq['uuid'], arq['state']) for arq in left))
+        if left else ''))
+    if states['Bound'] == arq_count and not errors and not left:
+        return 0
+    return 1
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--instances', type=int, default=200,
+                        help='instances (M) to create and bind ARQs for '
+                             '(default 200)')
+    parser.add_argument('--arqs-per-instance', type=int, default=1,
+                        help='ARQs (K) per instance, bound in one request '
+                             'to one region (default 1)')
+    parser.add_argument('--concurrency', type=int, default=16,
+                        help='instances in flight at once (C, default 16)')
+    parser.add_argument('--endpoint',
+                        help='cyborg-api URL of a running deployment with '
+                             'noauth, e.g. http://127.0.0.1:6666. Default: '
+                             'start a cyborg-aio with a fleet big enough')
+    parser.add_argument('--timeout', type=float, default=120,
+                        help='seconds an instance\'s bind may take to '
+                             'resolve (default 120)')
+    return bench.parse_arguments(
+        parser, argv, QUICK,
+        '%(instances)d instances x %(arqs_per_instance)d '
+        'ARQs, concurrency %(concurrency)d, to check '
+        'that the script works')
+
+
+def main(argv=None):
+    arguments = parse_arguments(argv)
+    all_in_one = None
+    if arguments.endpoint:
+        api = Api(arguments.endpoint)
+        print('deployment: %s, CPUs %d' % (api.endpoint, os.cpu_count()))
+    else:
+        per_region = INSTANCES_PER_REGION * arguments.arqs_per_instance
+        regions = math.ceil(arguments.instances / INSTANCES_PER_REGION)
+        all_in_one = AllInOne(regions, per_region)
+        api = Api(all_in_one.endpoint)
+    exit_code = 1
+    try:
+        if all_in_one:
+            started = time.perf_counter()
+            all_in_one.start()
+            all_in_one.wait_for_fleet(api)
+            print('deployment: cyborg-aio started by the script, %d FPGA '
+                  'regions x %d handles, ready in %.1f s, CPUs %d' % (
+                      all_in_one.regions, all_in_one.handles_per_region,
+                      time.perf_counter() - started, os.cpu_count()))
+        exit_code = run(api, arguments)
+        return exit_code
+    finally:
+        if all_in_one:
+            # A failed run keeps the log, to see why.
+            all_in_one.stop(keep_log=exit_code != 0)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

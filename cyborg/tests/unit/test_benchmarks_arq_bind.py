@@ -1,0 +1,56 @@
+"""benchmarks/arq_bind.py still runs: its --quick mode against its own cyborg-aio.
+
+The script runs as a process of its own, as an operator runs it, and starts
+a ``cyborg-aio`` of its own. Nothing here asserts a time; the test checks
+that every number is printed, that every ARQ was Bound and that the cleanup
+left none behind.
+"""
+
+from cyborg.tests.unit import benchmark_runner
+
+NUMBER = benchmark_runner.NUMBER
+TIMING = (r'n=%%d\s+median=\s*(%s) ms\s+p95=\s*(%s) ms\s+max=\s*(%s) ms'
+          % (NUMBER, NUMBER, NUMBER))
+# --quick: 6 instances x 2 ARQs, 3 at a time.
+INSTANCES = 6
+ARQS = 12
+
+
+class TestArqBindBenchmark(benchmark_runner.BenchmarkTestCase):
+
+    script = 'arq_bind.py'
+    timeout = 240
+
+    def _timing(self, output, label):
+        median, p95, maximum = (float(value) for value in self.line(
+            output, label, TIMING % INSTANCES))
+        self.assertLessEqual(median, p95)
+        self.assertLessEqual(p95, maximum)
+        self.assertGreater(median, 0)
+
+    def test_quick_mode_binds_every_arq_and_prints_every_number(self):
+        output = self.run_script()
+        self.assertRegex(output, r'deployment: cyborg-aio started by the '
+                                 r'script, 2 FPGA regions x 8 handles')
+        self.assertIn('instances: 6 x 2 ARQs, concurrency 3, 2 FPGA regions '
+                      'used', output)
+        for label in ('POST /v2/accelerator_requests',
+                      'bind latency (PATCH to resolved)',
+                      'create and bind (POST to resolved)',
+                      'DELETE ?instance= (sequential)'):
+            self._timing(output, label)
+        instances_per_second, arqs_per_second, arqs = self.line(
+            output, 'throughput', r'(%s) instances/s\s+(%s) ARQs/s\s+'
+            r'\(([0-9]+) ARQs in %s s\)' % (NUMBER, NUMBER, NUMBER))
+        self.assertEqual(ARQS, int(arqs))
+        self.assertAlmostEqual(2 * float(instances_per_second),
+                               float(arqs_per_second), delta=0.02)
+        self.assertEqual(
+            (str(ARQS), '0', '0', '0'),
+            self.line(output, 'ARQ states', r'Bound=([0-9]+) '
+                      r'BindFailed=([0-9]+) other=([0-9]+) '
+                      r'unresolved=([0-9]+)'))
+        self.assertEqual(('0',), self.line(
+            output, 'instances with a failed request', r'([0-9]+)$'))
+        self.assertEqual(('0',), self.line(
+            output, 'ARQs left after cleanup', r'([0-9]+)$'))
