@@ -2,7 +2,8 @@
 
 The defaults make ``cyborg-aio`` run with no config file at all: SQLite in a
 state directory, the in-process ``fake://`` transport, no Keystone, the fake
-driver and the embedded Placement. They are defaults (``set_default``), so
+driver simulating the small fleet of ``fleet.yaml`` (next to this module)
+and the embedded Placement. They are defaults (``set_default``), so
 any value from a config file wins.
 """
 
@@ -15,6 +16,9 @@ from oslo_messaging import opts as messaging_opts
 from cyborg.clients import placement as placement_client
 
 STATE_DIR_ENVIRONMENT = 'CYBORG_AIO_STATE_DIR'
+# The simulated devices of the all-in-one: two FPGAs and a GPU.
+FLEET_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          'fleet.yaml')
 
 group = cfg.OptGroup(
     'aio', title='Options of the all-in-one launcher (cyborg-aio)')
@@ -89,6 +93,7 @@ def set_defaults(conf, environ=None, cwd=None):
     conf.set_default('host_ip', '127.0.0.1', group='api')
     conf.set_default('port', 6666, group='api')
     conf.set_default('enabled_drivers', ['fake_driver'], group='agent')
+    conf.set_default('fake_inventory', FLEET_PATH, group='agent')
     conf.set_default('auth_type', 'admin_token', group='placement')
     conf.set_default('endpoint',
                      'http://$aio.placement_host:$aio.placement_port',

@@ -127,8 +127,8 @@ class TestAllInOne(base.TestCase):
         tree = self._placement(
             '/resource_providers?in_tree=%s' % compute_node,
             **{'OpenStack-API-Version': 'placement 1.39'})
-        return [rp['name'] for rp in tree.json()['resource_providers']
-                if rp['parent_provider_uuid'] == compute_node]
+        return sorted(rp['name'] for rp in tree.json()['resource_providers']
+                      if rp['parent_provider_uuid'] == compute_node)
 
     def test_comes_up_and_stops_on_sigint(self):
         self._start()
@@ -145,12 +145,15 @@ class TestAllInOne(base.TestCase):
         self.assertTrue(all(count >= 1 for count in services.values()))
 
         # The agent's first report reaches the conductor through local
-        # dispatch: the default simulated FPGA shows in the API and its
-        # region becomes a provider under the compute node.
-        devices = self._wait_for('the simulated FPGA in GET /v2/devices',
+        # dispatch: the default simulated fleet (cyborg/aio/fleet.yaml)
+        # shows in the API and each of its deployables with accelerators
+        # becomes a provider under the compute node.
+        devices = self._wait_for('the simulated fleet in GET /v2/devices',
                                  self._devices)
-        self.assertEqual([('FPGA', self.host)],
-                         [(d['type'], d['hostname']) for d in devices])
+        self.assertEqual(
+            [('FPGA', '0x8086', self.host), ('FPGA', '0x10ee', self.host),
+             ('GPU', '0x10de', self.host)],
+            [(d['type'], d['vendor'], d['hostname']) for d in devices])
         self.assertNotIn('Inventory report of', self._log())
 
         root = self._placement('/')
@@ -166,11 +169,14 @@ class TestAllInOne(base.TestCase):
         compute_node = providers.json()['resource_providers'][0]['uuid']
         # The conductor syncs Placement after it has committed the report,
         # so the provider may come a moment after the device shows.
+        expected = sorted('%s_%s' % (self.host, name) for name in (
+            'fpga-0000:10:00.0-region0', 'fpga-0000:10:00.0-region1',
+            'fpga-0000:11:00.0-region0', 'gpu-0000:12:00.0-nvidia-222',
+            'gpu-0000:12:00.0-nvidia-223'))
         children = self._wait_for(
-            'the region provider under the compute node',
-            lambda: self._children_in_placement(compute_node))
-        self.assertEqual(['%s_fpga-0000:0c:00.0-region0' % self.host],
-                         children)
+            'the fleet\'s providers under the compute node',
+            lambda: self._children_in_placement(compute_node) == expected)
+        self.assertTrue(children)
         self.assertTrue(os.path.exists(
             os.path.join(self.state_dir, 'placement.sqlite')))
 

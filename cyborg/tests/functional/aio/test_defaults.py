@@ -47,6 +47,8 @@ class TestAllInOneDefaults(base.TestCase):
         self.assertEqual(('127.0.0.1', 6666),
                          (conf.api.host_ip, conf.api.port))
         self.assertEqual(['fake_driver'], conf.agent.enabled_drivers)
+        self.assertEqual(aio_conf.FLEET_PATH, conf.agent.fake_inventory)
+        self.assertTrue(os.path.isfile(conf.agent.fake_inventory))
         self.assertEqual('admin_token', conf.placement.auth_type)
         self.assertEqual('http://127.0.0.1:8778', conf.placement.endpoint)
         self.assertEqual('admin', conf.placement.token)
@@ -68,7 +70,8 @@ class TestAllInOneDefaults(base.TestCase):
             'auth_strategy = keystone\n'
             '[api]\nport = 7777\n'
             '[database]\nconnection = sqlite:////tmp/other.sqlite\n'
-            '[agent]\nenabled_drivers = fake_driver,other_driver\n')
+            '[agent]\nenabled_drivers = fake_driver,other_driver\n'
+            'fake_inventory = /etc/cyborg/my-fleet.yaml\n')
 
         self.assertEqual('rabbit://guest:guest@127.0.0.1//',
                          conf.transport_url)
@@ -79,6 +82,7 @@ class TestAllInOneDefaults(base.TestCase):
                          conf.database.connection)
         self.assertEqual(['fake_driver', 'other_driver'],
                          conf.agent.enabled_drivers)
+        self.assertEqual('/etc/cyborg/my-fleet.yaml', conf.agent.fake_inventory)
 
     def test_placement_endpoint_follows_the_embedded_placement(self):
         conf = self._parse('[aio]\nplacement_port = 18778\n'
