@@ -27,6 +27,10 @@ EVENT_NAME = 'accelerator-request-bound'
 EVENTS_URL = '/os-server-external-events'
 # A per-event code meaning that the server is gone: nothing waits for it.
 SERVER_GONE = http.HTTPStatus.UNPROCESSABLE_ENTITY
+# Seconds an events request may take when [nova] timeout is not set: a
+# binder thread waits for the answer, so it must not wait forever for a
+# Nova that accepted the connection and never answers.
+DEFAULT_TIMEOUT = 10
 
 _CLIENT = None
 _CLIENT_LOCK = threading.Lock()
@@ -98,7 +102,8 @@ class NovaClient:
         (or has none of their servers: nothing waits for them then).
 
         Failures are logged with the ARQ and server uuids, never raised: an
-        ARQ's state does not depend on Nova hearing of it.
+        ARQ's state does not depend on Nova hearing of it. The request
+        gives up after [nova] timeout seconds (``DEFAULT_TIMEOUT`` unset).
         """
         if not events:
             return True
@@ -108,10 +113,11 @@ class NovaClient:
         described = ', '.join('ARQ %s of server %s: %s' % (
             event['tag'], event['server_uuid'], event['status'])
             for event in events)
+        timeout = self._conf[GROUP].timeout or DEFAULT_TIMEOUT
         try:
             response = self._proxy().post(
                 EVENTS_URL, json={'events': events},
-                microversion=MICROVERSION, raise_exc=False)
+                microversion=MICROVERSION, raise_exc=False, timeout=timeout)
         except (ks_exceptions.ClientException,
                 openstack.exceptions.SDKException) as error:
             LOG.error('Nova could not be told of %s: %s', described, error)

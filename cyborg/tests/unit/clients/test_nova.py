@@ -10,6 +10,7 @@ import datetime
 import http.server
 import json
 import threading
+import time
 
 import fixtures
 from keystoneauth1 import loading as ks_loading
@@ -34,6 +35,9 @@ class StandIn(http.server.ThreadingHTTPServer):
         self.token_requests = 0
         self.events_status = 200
         self.lock = threading.Lock()
+        # Set: event posts get no answer until it is cleared (a hung Nova).
+        self.hang = threading.Event()
+        self.released = threading.Event()
 
     def record(self, method, path, headers, body):
         with self.lock:
@@ -87,6 +91,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._answer(201, _token(server.base),
                          {'X-Subject-Token': TOKEN})
         elif self.path == '/compute/v2.1' + nova.EVENTS_URL:
+            if server.hang.is_set():
+                server.released.wait(30)
+                return
             status = server.events_status
             answered = [dict(event, code=422 if status == 207 else 200)
                         for event in body['events']]
@@ -242,6 +249,35 @@ class NovaClientTest(base.TestCase):
         self.server.server_close()
 
         self.assertFalse(client.send_events(self.events(1)))
+        self.assertIn('could not be told', self.logger.output)
+
+    def test_a_nova_that_never_answers_is_given_up_after_the_configured_timeout(self):
+        client = self.configure()
+        self.flags(group='nova', timeout=1)
+        self.server.hang.set()
+        self.addCleanup(self.server.released.set)
+        events = self.events(1)
+
+        started = time.monotonic()
+        self.assertFalse(client.send_events(events))
+
+        self.assertLess(time.monotonic() - started, 15)
+        self.assertEqual(1, len(self.server.event_posts()))
+        self.assertIn('could not be told', self.logger.output)
+        self.assertIn(events[0]['tag'], self.logger.output)
+
+    def test_without_a_configured_timeout_requests_still_have_one(self):
+        client = self.configure()
+        self.assertIsNone(conf.CONF.nova.timeout)
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.clients.nova.DEFAULT_TIMEOUT', 1))
+        self.server.hang.set()
+        self.addCleanup(self.server.released.set)
+
+        started = time.monotonic()
+        self.assertFalse(client.send_events(self.events(1)))
+
+        self.assertLess(time.monotonic() - started, 15)
         self.assertIn('could not be told', self.logger.output)
 
     def test_admin_token_and_endpoint_need_no_keystone(self):
