@@ -171,7 +171,9 @@ class AgentManager:
 
         A driver whose discovery raises contributes nothing, so a report
         sent without it would make the conductor delete its devices: the
-        whole report is skipped instead, and tried again next time.
+        whole report is skipped instead, and tried again next time. A
+        driver that says why (DiscoveryFailed) gets one ERROR line with its
+        reason; anything else is unexpected and logged with its traceback.
         """
         inventory = []
         failed = []
@@ -179,6 +181,10 @@ class AgentManager:
             try:
                 inventory.extend(drivers_base.device_to_primitive(device, name)
                                  for device in driver.discover())
+            except drivers_base.DiscoveryFailed as error:
+                LOG.error('Driver %s cannot tell which devices %s has: %s',
+                          name, self.host, error)
+                failed.append(name)
             except Exception:
                 LOG.exception('Driver %s failed to discover its devices', name)
                 failed.append(name)

@@ -183,6 +183,14 @@ class PrepareFailed(Exception):
     """A driver could not make an attach handle ready for an instance."""
 
 
+class DiscoveryFailed(Exception):
+    """This driver cannot tell which devices the host has.
+
+    The agent then skips its inventory report, so that nothing reported
+    before is removed, and tries again at the next interval.
+    """
+
+
 class Driver(abc.ABC):
     """What the agent needs from a vendor driver."""
 
@@ -213,7 +221,18 @@ class Driver(abc.ABC):
 
     @abc.abstractmethod
     def discover(self):
-        """Return this host's devices as a list of DriverDevice."""
+        """Return this host's devices as a list of DriverDevice.
+
+        The list is the driver's whole truth: a device left out is deleted
+        by the conductor, with its resource providers. So a driver returns
+        [] only when the host has none of its devices; a single device that
+        cannot be read may be left out (logged), but when the driver cannot
+        tell which devices the host has (its configuration or inventory is
+        unusable, the directory listing the devices cannot be read), it
+        raises instead. Any other exception is treated the same way.
+
+        :raises: DiscoveryFailed with the reason
+        """
 
     @abc.abstractmethod
     def program(self, controlpath_id, bitstream_path):

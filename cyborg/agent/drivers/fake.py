@@ -69,7 +69,12 @@ class FakeDriver(base.Driver):
         self._stop_hanging = threading.Event()
 
     def discover(self):
-        """Return the simulated devices; [] when the file is unusable."""
+        """Return the simulated devices.
+
+        :raises: base.DiscoveryFailed naming the bad key or the path when
+            the file is missing, unreadable or malformed; the devices of
+            the last discovery stay known until it is fixed
+        """
         path = self._inventory_path or conf.CONF.agent.fake_inventory
         modes = []
         if not path:
@@ -78,17 +83,13 @@ class FakeDriver(base.Driver):
             host = self._host or conf.CONF.host
             try:
                 inventory = load_inventory(path, host)
-                devices = build_devices(inventory)
-                modes = prepare_modes(inventory)
             except (OSError, ValueError, yaml.YAMLError) as error:
                 # ValueError covers InvalidInventory, JSON and text decoding.
-                LOG.error('Fake inventory %s is unusable, reporting no '
-                          'devices: %s', path, error)
-                devices = []
-            except Exception:
-                LOG.exception('Fake inventory %s could not be simulated, '
-                              'reporting no devices', path)
-                devices = []
+                raise base.DiscoveryFailed(
+                    'fake inventory %s is unusable: %s' % (path, error)
+                ) from error
+            devices = build_devices(inventory)
+            modes = prepare_modes(inventory)
         with self._lock:
             self._known = {_key(device.controlpath_id) for device in devices}
             self._prepare_modes = {

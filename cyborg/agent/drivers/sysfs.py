@@ -2,7 +2,9 @@
 
 Every file a driver reads goes through ``Sysfs``: a missing, unreadable or
 malformed file gives None and one WARNING naming its path, never an
-exception. PCI functions (``/sys/bus/pci/devices``) are read here too.
+exception. Only a directory the devices are found in that exists but cannot
+be listed raises ``base.DiscoveryFailed``: reporting no devices then would
+delete them all. PCI functions (``/sys/bus/pci/devices``) are read here too.
 """
 
 import dataclasses
@@ -68,14 +70,24 @@ class Sysfs:
             self.warn(self.path(*parts), 'malformed %r' % text[:40])
             return None
 
-    def list(self, *parts, pattern='*'):
-        """Sorted names in a directory matching ``pattern``; [] if absent."""
+    def list(self, *parts, pattern='*', essential=False):
+        """Sorted names in a directory matching ``pattern``; [] if absent.
+
+        A directory that exists but cannot be listed gives [] and a warning,
+        unless it is ``essential``: one a driver finds its devices in, which
+        would otherwise make every device seem gone.
+
+        :raises: base.DiscoveryFailed for an unreadable essential directory
+        """
         path = self.path(*parts)
         try:
             names = os.listdir(path)
         except FileNotFoundError:
             return []
         except OSError as error:
+            if essential:
+                raise base.DiscoveryFailed('cannot list %s: %s'
+                                           % (path, error)) from error
             self.warn(path, 'unreadable (%s)' % error)
             return []
         return sorted(name for name in names
@@ -120,8 +132,11 @@ class PCIFunction:
 
 
 def pci_addresses(sysfs):
-    """Addresses of every PCI function in ``/sys/bus/pci/devices``."""
-    return [name for name in sysfs.list(PCI_DEVICES)
+    """Addresses of every PCI function in ``/sys/bus/pci/devices``.
+
+    :raises: base.DiscoveryFailed when that directory cannot be listed
+    """
+    return [name for name in sysfs.list(PCI_DEVICES, essential=True)
             if base.is_pci_address(name)]
 
 
@@ -173,7 +188,10 @@ def _virtual_functions(sysfs, address):
 
 
 def pci_functions(sysfs, vendor_id=None):
-    """Every readable PCIFunction (of ``vendor_id`` only, when given)."""
+    """Every readable PCIFunction (of ``vendor_id`` only, when given).
+
+    :raises: base.DiscoveryFailed as ``pci_addresses``
+    """
     functions = []
     for address in pci_addresses(sysfs):
         if vendor_id is not None:

@@ -61,14 +61,13 @@ class IntelFPGADriver(base.Driver):
 
     def discover(self):
         """Return the Intel FPGA cards; a card that cannot be read is
-        skipped."""
-        try:
-            addresses = self._card_addresses()
-        except Exception:
-            LOG.exception('Intel FPGA discovery failed')
-            return []
+        skipped.
+
+        :raises: base.DiscoveryFailed when the directories the cards are
+            found in cannot be listed
+        """
         devices = []
-        for address in addresses:
+        for address in self._card_addresses():
             try:
                 device = self._device(address)
             except Exception:
@@ -86,9 +85,9 @@ class IntelFPGADriver(base.Driver):
         """PCI addresses of FPGA functions, physical or virtual, sorted."""
         found = set()
         for parts in (('class', 'fpga_region'), ('class', 'fpga_manager')):
-            for name in self._sysfs.list(*parts):
+            for name in self._sysfs.list(*parts, essential=True):
                 found.update(self._owning_function(*parts, name))
-        for name in self._sysfs.list('class', 'fpga',
+        for name in self._sysfs.list('class', 'fpga', essential=True,
                                      pattern='intel-fpga-dev.*'):
             found.update(self._owning_function('class', 'fpga', name))
         for address in sysfs_reader.pci_addresses(self._sysfs):

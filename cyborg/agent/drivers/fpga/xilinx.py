@@ -4,7 +4,8 @@ An Alveo-style card shows two physical functions in one PCI slot: the
 management function (the lower function number, used to program the card)
 and the user function (passed to VMs). Each card is one device with one
 deployable whose attach handle is the user function. Where sysfs has no PCI
-devices directory (some containers), ``lspci -nnmm -D`` is read instead.
+devices directory (some containers), ``lspci -nnmm -D`` is read instead; if
+it fails, the cards are unknown and the discovery fails.
 """
 
 import logging
@@ -106,12 +107,12 @@ class XilinxFPGADriver(base.Driver):
 
     def discover(self):
         """Return one device per Xilinx card; a card with an unreadable
-        function is logged and skipped."""
-        try:
-            slots = self._slots()
-        except Exception:
-            LOG.exception('Xilinx FPGA discovery failed')
-            return []
+        function is logged and skipped.
+
+        :raises: base.DiscoveryFailed when the PCI devices cannot be listed
+            or, without them in sysfs, lspci fails
+        """
+        slots = self._slots()
         devices = []
         for slot in sorted(slots):
             functions = slots[slot]
@@ -154,20 +155,24 @@ class XilinxFPGADriver(base.Driver):
         return slots
 
     def _lspci_functions(self):
-        """Xilinx functions as lspci lists them; [] (logged) on failure."""
+        """Xilinx functions as lspci lists them.
+
+        :raises: base.DiscoveryFailed when lspci cannot be run or fails:
+            then this host's cards are unknown, not absent
+        """
         command = [conf.CONF.xilinx_fpga_driver.lspci_command, '-nnmm', '-D']
         try:
             result = subprocess.run(command, capture_output=True, text=True,
                                     timeout=LSPCI_TIMEOUT, check=False)
         except (OSError, subprocess.SubprocessError) as error:
-            LOG.warning('No PCI devices in sysfs and %s failed: %s',
-                        ' '.join(command), error)
-            return []
+            raise base.DiscoveryFailed(
+                'no PCI devices in sysfs and %s failed: %s'
+                % (' '.join(command), error)) from error
         if result.returncode != 0:
-            LOG.warning('No PCI devices in sysfs and %s exited with %d: %s',
-                        ' '.join(command), result.returncode,
-                        result.stderr.strip()[:200])
-            return []
+            raise base.DiscoveryFailed(
+                'no PCI devices in sysfs and %s exited with %d: %s'
+                % (' '.join(command), result.returncode,
+                   result.stderr.strip()[:200]))
         return [function for function in parse_lspci(result.stdout)
                 if function.vendor_id == VENDOR_ID]
 

@@ -110,14 +110,12 @@ class NvidiaGPUDriver(base.Driver):
         self._sysfs = sysfs_reader.Sysfs(root)
 
     def discover(self):
-        """Return the GPUs in sysfs; a GPU that cannot be read is skipped."""
+        """Return the GPUs in sysfs; a GPU that cannot be read is skipped.
+
+        :raises: base.DiscoveryFailed when the PCI devices cannot be listed
+        """
         devices = []
-        try:
-            functions = sysfs_reader.pci_functions(self._sysfs, VENDOR_ID)
-        except Exception:
-            LOG.exception('NVIDIA GPU discovery failed')
-            return []
-        for function in functions:
+        for function in sysfs_reader.pci_functions(self._sysfs, VENDOR_ID):
             if function.class_code >> 16 != DISPLAY_CLASS:
                 continue
             if function.physfn is not None:

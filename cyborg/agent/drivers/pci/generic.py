@@ -4,20 +4,18 @@
 ``{"vendor_id": "8086", "product_id": "0d5c", "address": "0000:5e:00.*"}``;
 each key is optional and may hold ``*`` and ``?`` wildcards. Every PCI
 function matching a spec is one device with one deployable (rc CUSTOM_PCI)
-and one PCI attach handle.
+and one PCI attach handle. An invalid list fails the discovery
+(``base.DiscoveryFailed``), so that the agent keeps what it reported before.
 """
 
 import fnmatch
 import json
-import logging
 
 from oslo_config import cfg
 
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
-
-LOG = logging.getLogger(__name__)
 
 SPEC_KEYS = ('vendor_id', 'product_id', 'address', 'device_type')
 DEVICE_TYPES = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD')
@@ -127,27 +125,28 @@ class GenericPCIDriver(base.Driver):
         self._sysfs = sysfs_reader.Sysfs(root)
 
     def discover(self):
-        """Return a device per whitelisted function; [] on a bad whitelist."""
+        """Return a device per whitelisted function.
+
+        :raises: base.DiscoveryFailed when the whitelist is invalid (a
+            configuration error: reporting nothing would delete the devices
+            offered so far) or the PCI devices cannot be listed
+        """
         try:
             specs = parse_whitelist(conf.CONF.pci_driver.passthrough_whitelist)
         except InvalidWhitelist as error:
-            LOG.error('[pci_driver] passthrough_whitelist is invalid, '
-                      'reporting no devices: %s', error)
-            return []
+            raise base.DiscoveryFailed(
+                '[pci_driver] passthrough_whitelist is invalid: %s'
+                % error) from error
         if not specs:
             return []
         devices = []
-        try:
-            for address in sysfs_reader.pci_addresses(self._sysfs):
-                function = sysfs_reader.read_pci_function(self._sysfs, address)
-                if function is None:
-                    continue
-                spec = matching_spec(specs, function)
-                if spec is not None:
-                    devices.append(pci_device(function, spec['device_type']))
-        except Exception:
-            LOG.exception('Generic PCI discovery failed')
-            return []
+        for address in sysfs_reader.pci_addresses(self._sysfs):
+            function = sysfs_reader.read_pci_function(self._sysfs, address)
+            if function is None:
+                continue
+            spec = matching_spec(specs, function)
+            if spec is not None:
+                devices.append(pci_device(function, spec['device_type']))
         return devices
 
     def program(self, controlpath_id, bitstream_path):

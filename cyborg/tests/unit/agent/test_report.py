@@ -4,6 +4,7 @@ The conductor side is a small endpoint served over the fake:// transport,
 so every report really crosses RPC.
 """
 
+import os
 import threading
 import time
 
@@ -18,6 +19,7 @@ from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers
+from cyborg.agent.drivers import fake
 from cyborg.conductor import inventory_report
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import models
@@ -281,3 +283,51 @@ class TestInventoryReachesTheDatabase(base.TestCase):
         agent.report_inventory(self.context)
         self.assertEqual([('compute-1', 'gpu-0000:3b:00.0')],
                          self.hostnames_and_names())
+
+    def test_malformed_fake_inventory_keeps_the_devices_until_fixed(self):
+        logger = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.agent.manager', level='INFO'))
+        self.messaging.serve(conductor_rpcapi.TOPIC, 'conductor-1',
+                             [InventoryConductor()])
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'fleet.yaml')
+        agent = manager.AgentManager(host='compute-1', driver_names=[])
+        agent.drivers = {'fake_driver': fake.FakeDriver(path),
+                         'gpu_driver': ListDriver(gpu(0x3b))}
+        write_file(path, 'fpgas: [{count: 1}]\n')
+        self.assertTrue(agent.report_inventory(self.context))
+        reported = self.hostnames_and_names()
+        self.assertIn(('compute-1', 'fpga-0000:10:00.0-region0'), reported)
+
+        write_file(path, 'fpgas: [{count: one}]\n')
+
+        self.assertIsNone(agent.collect_inventory())
+        self.assertFalse(agent.report_inventory(self.context))
+        self.assertEqual(reported, self.hostnames_and_names())
+        # One ERROR line per attempt, with the driver and the bad key, and
+        # no traceback: the operator has a file to fix, not a bug to report.
+        errors = [line for line in logger.output.splitlines()
+                  if 'cannot tell' in line]
+        self.assertEqual(
+            ['Driver fake_driver cannot tell which devices compute-1 has: '
+             'fake inventory %s is unusable: fpgas[0].count: expected a '
+             "non-negative integer, got 'one'" % path] * 2, errors)
+        self.assertNotIn('Traceback', logger.output)
+        self.assertIn('No inventory report from compute-1 this time: '
+                      'driver(s) fake_driver failed', logger.output)
+
+        write_file(path, 'fpgas: [{count: 2}]\n')
+
+        inventory = agent.collect_inventory()
+        self.assertEqual(['0x10', '0x11', '0x3b'], sorted(
+            '0x' + device['controlpath_id']['cpid_info']['bus']
+            for device in inventory))
+        self.assertTrue(agent.report_inventory(self.context))
+        self.assertIn(('compute-1', 'fpga-0000:11:00.0-region0'),
+                      self.hostnames_and_names())
+        self.assertLess(set(reported), set(self.hostnames_and_names()))
+
+
+def write_file(path, text):
+    with open(path, 'w', encoding='utf-8') as stream:
+        stream.write(text)

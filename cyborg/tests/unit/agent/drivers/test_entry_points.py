@@ -35,7 +35,9 @@ class TestDriverEntryPoints(base.TestCase):
             importlib.import_module(
                 entry_points[group].split(':')[0])
             self.flags(group=group, sysfs_root=empty_root)
-        self.flags(group='xilinx_fpga_driver', lspci_command='/nonexistent')
+        # Without PCI devices in sysfs the Xilinx driver asks lspci: one
+        # that lists nothing (a failing one would fail the discovery).
+        self.flags(group='xilinx_fpga_driver', lspci_command='true')
         found = {}
         for name, target in entry_points.items():
             module_name, class_name = target.split(':')

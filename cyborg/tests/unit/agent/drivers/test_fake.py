@@ -250,11 +250,15 @@ class TestInventoryFile(FakeDriverTestCase):
 
 
 class TestMalformedInventory(FakeDriverTestCase):
+    """An unusable file fails the discovery: the agent then skips its report,
+    so the devices reported before are not deleted."""
 
-    def assert_refused(self, data, words):
-        self.assertEqual([], self.discover(data))
-        self.assertIn('is unusable, reporting no devices', self.log.output)
-        self.assertIn(words, self.log.output)
+    def assert_refused(self, data, words, name='inventory.yaml'):
+        error = self.assertRaises(driver_base.DiscoveryFailed, self.discover,
+                                  data, name=name)
+        self.assertIn('is unusable', str(error))
+        self.assertIn(name, str(error))
+        self.assertIn(words, str(error))
 
     def test_unknown_key_is_named(self):
         self.assert_refused({'fpgas': [{'regions': [{'vfs': 4}]}]},
@@ -295,20 +299,63 @@ class TestMalformedInventory(FakeDriverTestCase):
                             'at most 248 fit a card')
 
     def test_yaml_syntax_error(self):
-        self.assert_refused('fpgas: [count: 1\n', 'inventory.yaml')
+        self.assert_refused('fpgas: [count: 1\n', 'line 1')
+
+    def test_json_syntax_error(self):
+        self.assert_refused('{"fpgas": [', 'Expecting value',
+                            name='inventory.json')
 
     def test_file_that_is_not_text(self):
         path = os.path.join(self.directory, 'inventory.json')
         with open(path, 'wb') as stream:
             stream.write(b'\xff\xfe{')
-        self.assertEqual([], fake.FakeDriver(inventory_path=path).discover())
-        self.assertIn('inventory.json is unusable', self.log.output)
+
+        error = self.assertRaises(driver_base.DiscoveryFailed,
+                                  fake.FakeDriver(inventory_path=path).discover)
+
+        self.assertIn('inventory.json is unusable', str(error))
+        self.assertIn("can't decode", str(error))
 
     def test_missing_file(self):
         driver = fake.FakeDriver(
             inventory_path=os.path.join(self.directory, 'absent.yaml'))
-        self.assertEqual([], driver.discover())
-        self.assertIn('absent.yaml', self.log.output)
+
+        error = self.assertRaises(driver_base.DiscoveryFailed, driver.discover)
+
+        self.assertIn('absent.yaml is unusable', str(error))
+        self.assertIn('No such file or directory', str(error))
+
+    def test_a_directory_instead_of_a_file(self):
+        os.mkdir(os.path.join(self.directory, 'fleet.yaml'))
+        driver = fake.FakeDriver(
+            inventory_path=os.path.join(self.directory, 'fleet.yaml'))
+
+        error = self.assertRaises(driver_base.DiscoveryFailed, driver.discover)
+
+        self.assertIn('fleet.yaml is unusable', str(error))
+
+    def test_devices_of_the_last_discovery_stay_until_the_file_is_fixed(self):
+        path = self.inventory_file({'fpgas': [{'count': 2}]})
+        driver = fake.FakeDriver(inventory_path=path, host='compute-1')
+        devices = driver.discover()
+        second = devices[1].controlpath_id
+
+        self.inventory_file({'fpgas': [{'count': 'two'}]})
+        self.assertRaises(driver_base.DiscoveryFailed, driver.discover)
+
+        # Still known: it can be programmed as before.
+        self.assertIs(driver_base.ProgramResult.SUCCESS,
+                      driver.program(second, '/tmp/bitstream.bin'))
+        self.inventory_file({'fpgas': [{'count': 2}]})
+        self.assertEqual(devices, driver.discover())
+
+    def test_no_file_configured_is_the_default_fpga(self):
+        self.flags(group='agent', fake_inventory=None)
+
+        devices = fake.FakeDriver().discover()
+
+        self.assertEqual([fake.CONTROLPATH_ID],
+                         [device.controlpath_id for device in devices])
 
 
 class TestProgramming(FakeDriverTestCase):

@@ -77,7 +77,9 @@ class TestGenericPCIDriver(driver_test.SysfsDriverTestCase):
             self.use_host('host_without_accelerators'), spec))
         self.assertEqual([], self.discover(self.use_empty_root(), spec))
 
-    def test_invalid_whitelist_is_logged_and_gives_no_device(self):
+    def test_invalid_whitelist_fails_the_discovery_naming_the_bad_key(self):
+        # A configuration error, not a host without devices: reporting none
+        # would delete the devices offered so far.
         tree = self.use_host('host_accelerators')
         for text, words in (('[{"vendor": "8086"}]',
                              'passthrough_whitelist[0].vendor: unknown key'),
@@ -86,9 +88,12 @@ class TestGenericPCIDriver(driver_test.SysfsDriverTestCase):
                             ('{not json', 'not JSON'),
                             ('[{"device_type": "TPU"}]', 'device_type')):
             self.flags(group='pci_driver', passthrough_whitelist=text)
-            self.assertEqual([], generic.GenericPCIDriver(
-                sysfs_root=tree.root).discover())
-            self.assertIn(words, self.log.output)
+            error = self.assertRaises(
+                driver_base.DiscoveryFailed,
+                generic.GenericPCIDriver(sysfs_root=tree.root).discover)
+            self.assertIn('[pci_driver] passthrough_whitelist is invalid',
+                          str(error))
+            self.assertIn(words, str(error))
 
     def test_function_without_vendor_is_logged_and_skipped(self):
         tree = self.use_host('host_accelerators')

@@ -1,7 +1,14 @@
-"""No sysfs tree, however broken, makes a driver's discover() raise."""
+"""Broken sysfs trees: a broken card is left out, the others are reported.
+
+Only what hides every device fails the whole discovery (DiscoveryFailed or an
+unexpected exception), because the agent then skips its report instead of
+making the conductor delete the devices it reported before.
+"""
 
 import os
+import shutil
 
+from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers.fpga import intel
 from cyborg.agent.drivers.fpga import xilinx
 from cyborg.agent.drivers.gpu import nvidia
@@ -24,15 +31,37 @@ class TestBrokenTrees(driver_test.SysfsDriverTestCase):
         return {driver.__name__: driver(sysfs_root=tree.root).discover()
                 for driver in DRIVERS}
 
-    def test_pci_devices_is_a_file(self):
+    def test_unlistable_pci_devices_fail_every_driver(self):
         tree = self.useFixture(sysfs_tree.SysfsTree(
             {'files': {'bus/pci/devices': 'oops'}}))
 
-        self.assertEqual({name: [] for name in
-                          ('IntelFPGADriver', 'XilinxFPGADriver',
-                           'NvidiaGPUDriver', 'GenericPCIDriver')},
-                         self.discover_all(tree))
-        self.assertIn('bus/pci/devices: unreadable', self.log.output)
+        for driver in DRIVERS:
+            error = self.assertRaises(
+                driver_base.DiscoveryFailed,
+                driver(sysfs_root=tree.root).discover)
+            self.assertIn('cannot list %s/bus/pci/devices' % tree.root,
+                          str(error), driver.__name__)
+
+    def test_unlistable_fpga_class_fails_the_intel_driver(self):
+        tree = self.use_host('host_accelerators')
+        shutil.rmtree(os.path.join(tree.root, 'class', 'fpga_region'))
+        tree.write('class/fpga_region', 'oops')
+
+        error = self.assertRaises(
+            driver_base.DiscoveryFailed,
+            intel.IntelFPGADriver(sysfs_root=tree.root).discover)
+
+        self.assertIn('class/fpga_region', str(error))
+
+    def test_host_without_any_of_their_devices_is_no_failure(self):
+        self.flags(group='pci_driver',
+                   passthrough_whitelist='[{"vendor_id": "10de"}]')
+        for tree in (self.use_empty_root(),
+                     self.use_host('host_without_accelerators')):
+            self.flags(group='xilinx_fpga_driver', lspci_command='true')
+            self.assertEqual({driver.__name__: [] for driver in DRIVERS},
+                             self.discover_all(tree))
+        self.assertEqual('', self.log.output)
 
     def test_dangling_links_binary_garbage_and_directories_for_files(self):
         tree = self.use_host('host_accelerators')
@@ -92,3 +121,17 @@ class TestBrokenTrees(driver_test.SysfsDriverTestCase):
                          [device.controlpath_id.cpid_info['bus']
                           for device in devices])
         self.assertIn('Skipping Intel FPGA 0000:5e:00.0', self.log.output)
+
+    def test_unexpected_error_of_the_whole_discovery_propagates(self):
+        tree = self.use_host('host_accelerators')
+        for driver_class, method in ((intel.IntelFPGADriver,
+                                      '_card_addresses'),
+                                     (xilinx.XilinxFPGADriver, '_slots')):
+            driver = driver_class(sysfs_root=tree.root)
+
+            def fail():
+                raise RuntimeError('driver bug')
+
+            setattr(driver, method, fail)
+
+            self.assertRaises(RuntimeError, driver.discover)

@@ -45,8 +45,8 @@ class TestXilinxFPGADriver(driver_test.SysfsDriverTestCase):
     def test_host_without_xilinx_cards(self):
         self.assertEqual([], self.discover(
             self.use_host('host_without_accelerators')))
-        # An empty sysfs makes the driver try lspci: not this host's one.
-        self.flags(group='xilinx_fpga_driver', lspci_command='/nonexistent')
+        # An empty sysfs makes the driver try lspci: one that lists nothing.
+        self.flags(group='xilinx_fpga_driver', lspci_command='true')
         self.assertEqual([], self.discover(self.use_empty_root()))
 
     def test_second_card_is_its_own_device(self):
@@ -144,12 +144,13 @@ class TestXilinxFromLspci(driver_test.SysfsDriverTestCase):
         self.assertIn("does not parse: 'garbage'", self.log.output)
         self.assertIn('is -D missing?', self.log.output)
 
-    def test_failing_or_missing_lspci_is_logged_and_finds_nothing(self):
+    def test_failing_or_missing_lspci_fails_the_discovery(self):
+        # The cards are unknown, not absent: reporting none would delete them.
         self.use_lspci('/nonexistent', exit_code=3)
-        self.assertEqual([], self.discover())
-        self.assertIn('exited with 3', self.log.output)
+        error = self.assertRaises(driver_base.DiscoveryFailed, self.discover)
+        self.assertIn('-nnmm -D exited with 3', str(error))
 
         self.flags(group='xilinx_fpga_driver',
                    lspci_command=os.path.join(self.directory, 'absent'))
-        self.assertEqual([], self.discover())
-        self.assertIn('failed', self.log.output)
+        error = self.assertRaises(driver_base.DiscoveryFailed, self.discover)
+        self.assertIn('absent -nnmm -D failed', str(error))
