@@ -14,21 +14,22 @@ host, whatever the number of ARQs:
    attach handle of each deployable (a locking read, then a compare-and-set
    on ``in_use``, so that two binders never take one handle; the unique
    ``attach_handle_id`` of ARQs is the backstop);
-2. ``AgentAPI.prepare_arqs`` on each host, bounded by what is left of
-   ``[conductor] bind_timeout``;
+2. ``AgentAPI.prepare_arqs`` on each host, the hosts at the same time,
+   each bounded by what is left of ``[conductor] bind_timeout``;
 3. finish: move the ARQs still leased to this binder with the same handle
    to Bound or BindFailed (a failed ARQ frees its handle; an ARQ unbound or
    deleted meanwhile is left alone) and, for each instance none of whose
    ARQs is still binding, collect the events Nova is owed.
 
 The events are sent after the commit, in one request per batch
-(``clients/nova.py``). A sweep at start and every ``bind_sweep_interval``
-renews the leases of the work under way, fails binds older than
-``bind_timeout``, takes over binds whose lease ran out (their conductor
-died) and sends events still owed.
+(``clients/nova.py``). A thread of its own renews the leases of the work
+under way every ``bind_sweep_interval``; a sweep at start and as often
+fails binds older than ``bind_timeout``, takes over binds whose lease ran
+out (their conductor died) and sends events still owed.
 """
 
 import collections
+from concurrent import futures
 import dataclasses
 import datetime
 import json
@@ -85,6 +86,7 @@ class Work:
     uuid: str
     hostname: str
     instance_uuid: str
+    started_at: datetime.datetime
     deadline: datetime.datetime
     attach_handle_id: int = None
     attach_type: str = None
@@ -116,7 +118,12 @@ ANY_HANDLE = object()
 
 @dataclasses.dataclass
 class Decision:
-    """How the bind of one ARQ ends, for ``finish`` to apply if it still can."""
+    """How the bind of one ARQ ends, for ``finish`` to apply if it still can.
+
+    ``started_at`` is when the bind was recorded (the ARQ's ``updated_at``
+    while it is in BindStarted): it tells this bind from a later one of the
+    same ARQ, after an unbind, that the decision must not touch.
+    """
 
     arq_id: int
     uuid: str
@@ -124,6 +131,7 @@ class Decision:
     outcome: str
     attach_handle_id: object = ANY_HANDLE
     reason: str = None
+    started_at: datetime.datetime = None
 
 
 class Binder:
@@ -141,6 +149,7 @@ class Binder:
         self._queue = queue.Queue()
         self._workers = []
         self._sweeper = None
+        self._renewer = None
         self._stop = threading.Event()
         # Uuids queued or being bound here: their leases are renewed.
         self._active = collections.Counter()
@@ -185,6 +194,10 @@ class Binder:
             target=self._sweep_periodically, args=(self._stop,), daemon=True,
             name='arq-bind-sweep')
         self._sweeper.start()
+        self._renewer = threading.Thread(
+            target=self._renew_periodically, args=(self._stop,), daemon=True,
+            name='arq-lease-renewer')
+        self._renewer.start()
 
     def stop(self):
         """Stop the worker threads; unfinished binds stay recorded."""
@@ -201,13 +214,14 @@ class Binder:
         for _ in self._workers:
             self._queue.put(None)
         deadline = time.monotonic() + STOP_TIMEOUT
-        for thread in self._workers + [self._sweeper]:
+        for thread in self._workers + [self._sweeper, self._renewer]:
             thread.join(max(0, deadline - time.monotonic()))
             if thread.is_alive():
                 LOG.warning('%s is still waiting for an agent; stopping '
                             'without it', thread.name)
         self._workers = []
         self._sweeper = None
+        self._renewer = None
         with self._active_lock:
             left = sorted(self._active)
         try:
@@ -268,12 +282,28 @@ class Binder:
         by_host = collections.defaultdict(list)
         for item in work:
             by_host[item.hostname].append(item)
-        for host, items in sorted(by_host.items()):
-            decisions.extend(self._prepare(host, items))
+        decisions.extend(self._prepare_hosts(by_host))
         ended, events = finish(self._context, decisions, self.owner,
                                _utcnow())
         self._notify(events)
         return ended
+
+    def _prepare_hosts(self, by_host):
+        """One agent call per host, the hosts asked at the same time.
+
+        Each host has what is left of its own ARQs' bind time: a host that
+        is slow to answer does not use up the time of the others.
+        """
+        if len(by_host) <= 1:
+            return [decision for host, items in by_host.items()
+                    for decision in self._prepare(host, items)]
+        with futures.ThreadPoolExecutor(
+                max_workers=len(by_host),
+                thread_name_prefix='arq-prepare') as pool:
+            answers = [pool.submit(self._prepare, host, items)
+                       for host, items in sorted(by_host.items())]
+            return [decision for answer in answers
+                    for decision in answer.result()]
 
     def _prepare(self, host, items):
         """One agent call for the ARQs of ``host``; their Decisions."""
@@ -284,7 +314,8 @@ class Binder:
         def decide(outcome, reason=None, item=None):
             chosen = [item] if item is not None else items
             return [Decision(entry.arq_id, entry.uuid, entry.instance_uuid,
-                             outcome, entry.attach_handle_id, reason)
+                             outcome, entry.attach_handle_id, reason,
+                             entry.started_at)
                     for entry in chosen]
 
         if remaining <= 0:
@@ -343,6 +374,26 @@ class Binder:
 
     # -- The sweep --------------------------------------------------------
 
+    def _renew_periodically(self, stop):
+        # Apart from the sweep, which may wait for Nova or the database
+        # longer than a lease lasts: the leases of work under way must not
+        # run out while this binder is alive.
+        while not stop.wait(conf.CONF.conductor.bind_sweep_interval):
+            try:
+                self.renew_leases()
+            except Exception:
+                LOG.exception('Renewing the leases of the binds under way '
+                              'failed; trying again in %s s',
+                              conf.CONF.conductor.bind_sweep_interval)
+
+    def renew_leases(self, now=None):
+        """Extend the leases of the ARQs queued or being bound here."""
+        now = now or _utcnow()
+        with self._active_lock:
+            active = sorted(self._active)
+        return queries.renew_leases(self._context, active, self.owner,
+                                    now + _lease())
+
     def _sweep_periodically(self, stop):
         first = True
         while not stop.is_set():
@@ -364,8 +415,7 @@ class Binder:
         now = _utcnow()
         with self._active_lock:
             active = set(self._active)
-        queries.renew_leases(self._context, sorted(active), self.owner,
-                             now + _lease())
+        self.renew_leases(now)
 
         expired = queries.binds_started_before(self._context,
                                                now - _bind_timeout())
@@ -404,7 +454,8 @@ class Binder:
         decisions = [Decision(row['id'], row['uuid'], row['instance_uuid'],
                               FAILED, ANY_HANDLE,
                               'not bound within bind_timeout (%s s)'
-                              % conf.CONF.conductor.bind_timeout)
+                              % conf.CONF.conductor.bind_timeout,
+                              _started_at(row))
                      for row in rows]
         _, events = finish(self._context, decisions, None, _utcnow())
         self._notify(events)
@@ -432,14 +483,15 @@ def claim(context, arq_uuids, owner, now):
     def fail(row, reason):
         decisions.append(Decision(row['id'], row['uuid'],
                                   row['instance_uuid'], FAILED, ANY_HANDLE,
-                                  reason))
+                                  reason, _started_at(row)))
 
     for row in rows:
-        started_at = row['updated_at'] or row['created_at']
+        started_at = _started_at(row)
         deadline = started_at + _bind_timeout()
         item = Work(arq_id=row['id'], uuid=row['uuid'],
                     hostname=row['hostname'],
-                    instance_uuid=row['instance_uuid'], deadline=deadline,
+                    instance_uuid=row['instance_uuid'],
+                    started_at=started_at, deadline=deadline,
                     deployable_name=row['deployable_name'],
                     driver_name=row['deployable_driver_name'],
                     request_group=_request_group(row))
@@ -503,6 +555,11 @@ def claim(context, arq_uuids, owner, now):
     return work, decisions
 
 
+def _started_at(row):
+    """When the bind of an ARQ row in BindStarted was recorded."""
+    return row['updated_at'] or row['created_at']
+
+
 def _request_group(row):
     try:
         groups = json.loads(row['profile_json'])
@@ -516,13 +573,16 @@ def _request_group(row):
 def finish(context, decisions, owner, now, instance_uuids=()):
     """Apply ``decisions`` and collect the events Nova is owed, in one transaction.
 
-    A decision applies to an ARQ still in BindStarted, leased to ``owner``
-    (any binder when None) and holding the attach handle the decision
-    names. PREPARED ARQs become Bound, FAILED ones BindFailed and free their
-    handle; RETRY ones, and ARQs the decision no longer applies to, lose
-    this binder's lease. Every ARQ of the instances concerned is locked, so
-    the events of an instance are collected once, by the transaction that
-    ends its last bind.
+    A decision applies to an ARQ still in the bind it was made for (still
+    in BindStarted, recorded at the decision's ``started_at``), leased to
+    ``owner`` (any binder when None) and holding the attach handle the
+    decision names. PREPARED ARQs become Bound, FAILED ones BindFailed and
+    free their handle; RETRY ones, and ARQs the decision no longer applies
+    to, lose this binder's lease, except an ARQ that is in a later bind
+    (unbound and bound again meanwhile): that bind is not this decision's.
+    Every ARQ of the instances concerned is locked, so the events of an
+    instance are collected once, by the transaction that ends its last
+    bind.
 
     Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
     external events to send.
@@ -540,11 +600,18 @@ def finish(context, decisions, owner, now, instance_uuids=()):
     freed_handles = []
     for decision in decisions:
         row = rows.get(decision.arq_id)
+        binding = row is not None and row['state'] == BIND_STARTED
+        later_bind = (binding and decision.started_at is not None
+                      and _started_at(row) != decision.started_at)
         applies = (
-            row is not None and row['state'] == BIND_STARTED
+            binding and not later_bind
             and (owner is None or row['bind_owner'] == owner)
             and (decision.attach_handle_id is ANY_HANDLE
                  or row['attach_handle_id'] == decision.attach_handle_id))
+        if later_bind:
+            LOG.debug('ARQ %s was bound again since this outcome was '
+                      'decided; it is left to its new bind', decision.uuid)
+            continue
         if not applies or decision.outcome == RETRY:
             released.append(decision.uuid)
             if applies:

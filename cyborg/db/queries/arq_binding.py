@@ -218,7 +218,7 @@ def lock_arqs_of_instances(context, arq_ids, instance_uuids):
     query = sa.select(
         ARQ.c.id, ARQ.c.uuid, ARQ.c.state, ARQ.c.instance_uuid,
         ARQ.c.attach_handle_id, ARQ.c.bind_owner, ARQ.c.bind_event_pending,
-        ARQ.c.bind_lease_expires_at,
+        ARQ.c.bind_lease_expires_at, ARQ.c.created_at, ARQ.c.updated_at,
     ).where(sa.or_(*conditions)).order_by(ARQ.c.id).with_for_update()
     return context.session.execute(query).mappings().all()
 
@@ -276,8 +276,10 @@ def clear_events_pending(context, arq_uuids):
 
 @db_api.reader
 def binds_started_before(context, cutoff):
-    """Id, uuid and instance_uuid of the ARQs in BindStarted since before ``cutoff``."""
-    query = sa.select(ARQ.c.id, ARQ.c.uuid, ARQ.c.instance_uuid).where(
+    """Id, uuid, instance_uuid, created_at and updated_at of the ARQs in
+    BindStarted since before ``cutoff``."""
+    query = sa.select(ARQ.c.id, ARQ.c.uuid, ARQ.c.instance_uuid,
+                      ARQ.c.created_at, ARQ.c.updated_at).where(
         ARQ.c.state == BIND_STARTED,
         _bind_started_at() < cutoff,
     ).order_by(ARQ.c.id)

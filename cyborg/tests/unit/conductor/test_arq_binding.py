@@ -21,6 +21,7 @@ from cyborg import context as cyborg_context
 from cyborg import objects
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.conductor import arq_binding
 from cyborg.conductor import inventory_report
@@ -286,6 +287,93 @@ class BindOutcomeTests(BindingTestsBase):
                           elsewhere: 'failed'},
                          {event['tag']: event['status'] for event in events})
 
+    def test_a_silent_host_does_not_fail_the_arqs_of_another(self):
+        # A second agent, on a host that sorts first, that answers only
+        # after the bind's time is up; each agent is asked once.
+        self.flags(group='conductor', bind_timeout=3)
+        other = 'compute-0'
+        other_driver = fake.FakeDriver(self.driver._inventory_path,
+                                       host=other)
+        other_agent = agent_manager.AgentManager(host=other, driver_names=[])
+        other_agent.drivers = {'fake_driver': other_driver}
+        inventory_report.apply(self.context, other,
+                               other_agent.collect_inventory())
+        calls = {HOST: 0, other: 0}
+        real_prepare_arqs = self.agent.prepare_arqs
+
+        def counted(context, arqs, timeout=None):
+            calls[HOST] += 1
+            return real_prepare_arqs(context, arqs, timeout=timeout)
+
+        def silent(context, arqs, timeout=None):
+            calls[other] += 1
+            time.sleep(timeout + 1)
+            return {}
+
+        counted.exposed = silent.exposed = True
+        self.agent.prepare_arqs = counted
+        other_agent.prepare_arqs = silent
+        self.messaging.serve(agent_rpcapi.TOPIC, other, [other_agent])
+        with self.database.engine.connect() as connection:
+            other_rp = connection.execute(sa.select(Deployable.c.rp_uuid).join(
+                Device, Device.c.id == Deployable.c.device_id).where(
+                Device.c.hostname == other,
+                Deployable.c.rp_uuid.is_not(None)).order_by(
+                Deployable.c.id)).scalars().first()
+        instance = uuidutils.generate_uuid()
+        here = [self.make_arq(self.providers[0], instance) for _ in range(2)]
+        there = [self.make_arq(other_rp, instance, hostname=other)
+                 for _ in range(2)]
+
+        ended = self.binder.bind(here + there)
+
+        self.assertEqual(dict.fromkeys(here, 'Bound')
+                         | dict.fromkeys(there, 'BindFailed'), ended)
+        self.assertEqual({HOST: 1, other: 1}, calls)
+        self.assertEqual(2, self.handles_in_use())
+
+    def test_an_outcome_decided_for_an_earlier_bind_leaves_a_later_one_alone(
+            self):
+        arq_uuid = self.make_arq(self.providers[1])
+        instance = uuidutils.generate_uuid()
+
+        def unbind_and_bind_again(*args):
+            # While the agent works on the first bind (which fails), the ARQ
+            # is unbound, bound again and that bind claimed by this binder.
+            with self.database.engine.begin() as connection:
+                handle_id = connection.execute(sa.select(
+                    ARQ.c.attach_handle_id).where(
+                    ARQ.c.uuid == arq_uuid)).scalar()
+                connection.execute(sa.update(AttachHandle).where(
+                    AttachHandle.c.id == handle_id).values(in_use=False))
+                connection.execute(sa.update(ARQ).where(
+                    ARQ.c.uuid == arq_uuid).values(
+                    state='BindStarted', attach_handle_id=None,
+                    instance_uuid=instance, bind_owner=None,
+                    bind_lease_expires_at=None,
+                    updated_at=datetime.datetime.utcnow()))
+            arq_binding.claim(self.context, [arq_uuid], self.binder.owner,
+                              datetime.datetime.utcnow())
+            raise driver_base.PrepareFailed('the first bind fails')
+
+        self.driver.prepare = unbind_and_bind_again
+
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+
+        # The later bind is untouched: still binding, with its handle.
+        arq = self.arq(arq_uuid)
+        self.assertEqual(('BindStarted', instance),
+                         (arq.state, arq.instance_uuid))
+        self.assertEqual(1, self.handles_in_use())
+        self.assertEqual([], self.nova.sent)
+        # And it finishes as its own bind.
+        self.driver.prepare = lambda *args: None
+        self.assertEqual({arq_uuid: 'Bound'}, self.binder.bind([arq_uuid]))
+        self.assertEqual([{'name': 'accelerator-request-bound',
+                           'server_uuid': instance, 'tag': arq_uuid,
+                           'status': 'completed'}], self.nova.events())
+        self.assertEqual(1, self.handles_in_use())
+
     def test_arq_not_in_bind_started_is_left_alone(self):
         arq_uuid = self.make_arq(self.providers[0])
         self.execute(sa.update(ARQ).values(state='Unbound'))
@@ -513,6 +601,47 @@ class RecoveryTests(BindingTestsBase):
         self.assertTrue(wait_for(lambda: self.states([arq_uuid])
                                  == ['Bound']))
         self.assertEqual(1, self.handles_in_use())
+
+    def test_leases_are_renewed_while_the_sweep_waits_for_nova(self):
+        # Nova takes the sweep's request and does not answer.
+        entered = threading.Event()
+        release = threading.Event()
+
+        class HungNova(RecordingNova):
+            def send_events(self, events):
+                entered.set()
+                release.wait(30)
+                return False
+
+        binder = arq_binding.Binder('conductor-2', nova=HungNova())
+        self.addCleanup(binder.stop)
+        self.addCleanup(release.set)
+        # An instance whose event is owed: the sweep sends it.
+        records.make_arq(self.context, self.profile, state='Bound',
+                         hostname=HOST, device_rp_uuid=self.providers[0],
+                         instance_uuid=uuidutils.generate_uuid(),
+                         project_id='project-1')
+        self.execute(sa.update(ARQ).values(bind_event_pending=True))
+        # Work under way in this binder, with a lease.
+        working = self.make_arq(self.providers[3])
+        arq_binding.claim(self.context, [working], binder.owner,
+                          datetime.datetime.utcnow())
+        binder._active[working] += 1
+
+        binder.start()
+        self.assertTrue(entered.wait(10))
+        first = self._lease(working)
+        # Two renewals' time, the sweep still waiting for Nova.
+        time.sleep(2.5)
+
+        self.assertEqual(binder.owner, self._owner(working))
+        self.assertGreater(self._lease(working), first)
+
+    def _lease(self, arq_uuid):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(
+                ARQ.c.bind_lease_expires_at).where(
+                ARQ.c.uuid == arq_uuid)).scalar()
 
     def _owner(self, arq_uuid):
         with self.database.engine.connect() as connection:
