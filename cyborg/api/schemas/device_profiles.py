@@ -30,6 +30,7 @@ RESOURCES_PREFIX = 'resources:'
 TRAIT_PREFIX = 'trait:'
 ACCEL_PREFIX = 'accel:'
 BITSTREAM_ID_KEY = 'accel:bitstream_id'
+FUNCTION_ID_KEY = 'accel:function_id'
 # The standard resource classes of accelerators; any other class must be
 # a custom one.
 ACCELERATOR_RESOURCE_CLASSES = ('FPGA', 'GPU', 'PGPU', 'VGPU')
@@ -189,6 +190,11 @@ def _group(where, group):
         if key in normalized:
             raise _invalid('%s: %s is given more than once', where, key)
         normalized[key] = value
+    if BITSTREAM_ID_KEY in normalized and FUNCTION_ID_KEY in normalized:
+        # A bind could not honour both: one names the image to load, the
+        # other asks for whichever image provides the function.
+        raise _invalid('%s: give %s or %s, not both', where,
+                       BITSTREAM_ID_KEY, FUNCTION_ID_KEY)
     return normalized
 
 

@@ -29,7 +29,7 @@ class TestCreateValues(base.TestCase):
             uuid=uuidutils.generate_uuid().upper(), description='d',
             groups=[{'resources:FPGA': '2', 'trait: CUSTOM_A B ': 'required',
                      'accel:bitstream_id': BITSTREAM,
-                     'accel:function_id': 'anything at all'},
+                     'accel:kpi': 'anything at all'},
                     {'resources:CUSTOM_QAT': '1024',
                      'trait:CUSTOM_QAT_GEN2': 'forbidden'}]))
 
@@ -40,7 +40,7 @@ class TestCreateValues(base.TestCase):
         self.assertEqual({'resources:FPGA': '2',
                           'trait:CUSTOM_AB': 'required',
                           'accel:bitstream_id': BITSTREAM,
-                          'accel:function_id': 'anything at all'},
+                          'accel:kpi': 'anything at all'},
                          profile['groups'][0])
         self.assertEqual('d', profile['description'])
 
@@ -84,6 +84,10 @@ class TestCreateValues(base.TestCase):
                       'must be a Glance image UUID')
         self._refused(_body(groups=[{'accel:': 'abc'}]),
                       'needs a property name')
+        self._refused(_body(groups=[{'resources:FPGA': '1',
+                                     'accel:bitstream_id': BITSTREAM,
+                                     'accel:function_id': 'gzip'}]),
+                      'give accel:bitstream_id or accel:function_id, not both')
 
     def test_refused_shapes(self):
         cases = [
