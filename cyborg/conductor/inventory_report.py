@@ -10,6 +10,26 @@ rows no longer reported are deleted unless a bound ARQ holds them.
 Attributes added through the API are the operator's: a report neither
 matches nor deletes them (the report's own carry a uuid derived from their
 identity). Placement is brought in step afterwards by ``placement_sync``.
+
+Reports of one host take turns; reports of different hosts do not wait for
+each other. Two reports of a host can overlap (an agent reporting again
+after its RPC call timed out while a slow conductor was still applying the
+first, two conductors, two agents with the same host name). If both read
+"no such device", both insert it, and no unique key could stop that: the
+duplicates are whole devices, with their own ids, so their deployables
+differ in ``device_id`` too, and a device's identity lives in another
+table (``controlpath_ids``). So the transaction begins by locking the
+host's row of ``host_locks`` (made by the host's first report) with one
+upsert, whatever the number of devices, and a second report of the host
+waits there until the first commits. Taken before any read, the lock also
+lets the second report see the first one's rows: PostgreSQL's READ
+COMMITTED reads what is committed when each statement starts, and
+MariaDB's REPEATABLE READ takes its snapshot at the transaction's first
+plain read, which comes after the wait (after a read, the lock would
+leave the second report on a snapshot without the first one's rows).
+SQLite has one writer at a time anyway (``cyborg.db.api``): there the
+lock waits for nobody. A report that waits longer than MariaDB's
+``innodb_lock_wait_timeout`` is retried by the writer like a deadlock.
 """
 
 import dataclasses
@@ -23,6 +43,7 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg.db import api as db_api
+from cyborg.db.queries import host_locks
 from cyborg.db.queries import inventory
 
 LOG = logging.getLogger(__name__)
@@ -323,7 +344,10 @@ class _Reconciliation:
         self.deployables_by_device = []
 
     def run(self):
-        """Read the host's rows, then write the differences."""
+        """Lock the host, read its rows, then write the differences."""
+        # The lock comes first: a second report of this host waits here until
+        # the first commits, so that its reads see what the first wrote.
+        host_locks.lock_host(self.context, self.host, self.now)
         self._read()
         device_ids = self._apply_devices()
         deployable_ids = self._apply_deployables(device_ids)

@@ -240,3 +240,19 @@ class Service(Base):
     topic = orm.mapped_column(sa.String(255), nullable=True)
     report_count = orm.mapped_column(sa.Integer, nullable=False, default=0)
     last_seen_up = orm.mapped_column(Timestamp, nullable=True)
+
+
+class HostLock(Base):
+    """A row per host whose lock makes that host's inventory reports take turns.
+
+    ``cyborg.conductor.inventory_report`` creates or locks the row first
+    thing in a report's transaction, so a second report of the host waits
+    until the first has committed. ``host`` is the primary key: MariaDB
+    then locks just that index record, never a gap that another host's
+    first report would insert into. ``updated_at`` is when the host's last
+    applied report began.
+    """
+
+    __tablename__ = 'host_locks'
+
+    host = orm.mapped_column(sa.String(HOST_LEN), primary_key=True)

@@ -1,0 +1,47 @@
+"""Queries of the host_locks table: a row lock per host, held to commit.
+
+The one caller is ``cyborg.conductor.inventory_report``, which says why it
+needs the lock and where in its transaction it takes it.
+"""
+
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from cyborg.db import api as db_api
+from cyborg.db import models
+
+HostLock = models.HostLock.__table__
+
+
+def lock_host(context, host, now):
+    """Lock the row of ``host`` until the caller's transaction ends.
+
+    One statement on every backend: an insert of the row that, when it
+    exists already, updates it instead, which locks the row exactly like
+    an UPDATE (a concurrent first insert of the same host waits too). It
+    is only a lock inside a write transaction that the caller has begun,
+    so it refuses to run outside one.
+    """
+    if getattr(context, 'transaction_ctx', None) is None:
+        raise RuntimeError('lock_host outside a write transaction would '
+                           'release its lock at once')
+    _upsert(context, host, now)
+
+
+@db_api.writer
+def _upsert(context, host, now):
+    dialect = context.session.get_bind().dialect.name
+    values = {'host': host, 'created_at': now}
+    if dialect == 'mysql':
+        statement = mysql.insert(HostLock).values(values)
+        statement = statement.on_duplicate_key_update(updated_at=now)
+    elif dialect in ('postgresql', 'sqlite'):
+        insert = (postgresql.insert if dialect == 'postgresql'
+                  else sqlite.insert)
+        statement = insert(HostLock).values(values)
+        statement = statement.on_conflict_do_update(
+            index_elements=['host'], set_={'updated_at': now})
+    else:
+        raise NotImplementedError('No host lock for %s' % dialect)
+    context.session.execute(statement)
