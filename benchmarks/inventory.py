@@ -1,12 +1,13 @@
 """Load a simulated fleet through the conductor and time reports and lists.
 
 Every host's inventory comes from the fake driver (one fleet file, ``--devices``
-FPGAs per host, each with one region of ``--vfs`` virtual functions) and is
-reported through ``ConductorAPI.report_inventory`` to a real
-``ConductorManager``, which writes the database (migrated to head) and syncs
-a real Placement served on a local port. Then cyborg-api's WSGI app is
-served on a free port and ``GET /v2/devices`` and ``/v2/deployables`` are
-timed over HTTP.
+FPGAs per host, each a root deployable for the card with one region of
+``--vfs`` virtual functions below it and the region's PF below that: three
+deployables per FPGA, one resource provider) and is reported through
+``ConductorAPI.report_inventory`` to a real ``ConductorManager``, which
+writes the database (migrated to head) and syncs a real Placement served on
+a local port. Then cyborg-api's WSGI app is served on a free port and
+``GET /v2/devices`` and ``/v2/deployables`` are timed over HTTP.
 
 The RPC goes through cyborg's local dispatch (``rpc.register_local_endpoint``,
 the all-in-one's path): the same JSON serialization and exception handling
@@ -78,7 +79,8 @@ def count_line(name, counts):
 
 
 def write_fleet(path, devices, vfs):
-    """A fake-driver inventory file: ``devices`` FPGAs of ``vfs`` VFs each."""
+    """A fake-driver inventory file: ``devices`` FPGAs of ``vfs`` VFs each
+    (per FPGA a root, a region and a PF deployable)."""
     fleet = {'fpgas': [{
         'count': devices, 'vendor': '0x8086', 'vendor_name': 'intel',
         'board': 'bench_board', 'model': 'bench FPGA on {host}',

@@ -14,18 +14,25 @@ Rules every driver follows, because the conductor relies on them:
   unique on the host (include the device's address, e.g.
   ``fpga-0000:5e:00.0-region0``), stable across discoveries, and made of
   letters, digits, ``-``, ``_``, ``.`` and ``:``.
+* A device whose deployables are parts of it (FPGA regions, vGPU types)
+  has one root deployable standing for the whole card, named as its parts
+  are prefixed (``fpga-0000:5e:00.0``), with the parts as its children
+  (``root_deployable``). A device that is itself one accelerator (a whole
+  GPU, a Xilinx card, a PCI function) is one deployable, its own root.
 * A deployable that offers accelerators has ``num_accelerators`` > 0 and an
   ``rc`` attribute naming its Placement resource class (``FPGA``, ``PGPU``,
   ``VGPU`` or ``CUSTOM_*``); its ``trait*`` attributes (``trait0``,
   ``trait1``, ...) name Placement traits (``CUSTOM_*``). Other attributes
   are free key/value facts; a value that is a dict becomes nested
-  attributes (seed 000's parent_attribute_id).
+  attributes (seed 000's parent_attribute_id). A deployable without an
+  ``rc`` (a card's root, a physical function) gets no resource provider.
 * An attach handle is identified by its type and info within its
   deployable; ``attach_type`` is ``PCI``, ``MDEV`` or ``TEST_PCI`` and
   ``attach_info`` a flat dict of strings.
 
-The helpers below the dataclasses build what these rules ask for: valid
-trait names (``custom_trait``) and PCI control path ids and attach handles.
+The helpers below the dataclasses build what these rules ask for: a card's
+root deployable, valid trait names (``custom_trait``) and PCI control path
+ids and attach handles.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
@@ -105,6 +112,17 @@ def device_to_primitive(device, driver_name):
     primitive = dataclasses.asdict(device)
     primitive['driver_name'] = driver_name
     return primitive
+
+
+def root_deployable(name, parts):
+    """The deployable standing for a whole card whose ``parts`` (deployables)
+    are its children.
+
+    It offers no accelerators and has no ``rc`` or trait attributes, so it
+    gets no resource provider: the parts keep theirs.
+    """
+    return DriverDeployable(name=name, num_accelerators=0,
+                            children=list(parts))
 
 
 def custom_trait(*parts):

@@ -139,7 +139,8 @@ def _key(controlpath_id):
 
 
 def _default_fpga():
-    """The one FPGA simulated when no inventory file is configured."""
+    """The one FPGA simulated when no inventory file is configured: the card
+    and its one region."""
     address = base.pci_address(CONTROLPATH_ID.cpid_info)
     region = base.DriverDeployable(
         name='fpga-%s-region0' % address,
@@ -156,7 +157,7 @@ def _default_fpga():
         std_board_info={'device_id': '0xCAFE',
                         'class': 'Processing accelerators'},
         vendor_board_info={'fake_shell': 'fake-shell-1.0'},
-        deployables=[region])
+        deployables=[base.root_deployable('fpga-%s' % address, [region])])
 
 
 # The file's format: for each mapping, its keys with (type, default). A
@@ -360,10 +361,11 @@ def _card_prefix(slot):
 
 
 def _fpga_device(fpga, prefix):
+    """The card ``fpga`` at ``prefix``: a root, its regions, their PFs."""
     address = prefix + '00.0'
     vendor_trait = base.custom_trait(
         'FPGA', fpga['vendor_name'] or base.vendor_name(fpga['vendor_id']))
-    deployables = []
+    regions = []
     pf_number = 0
     vf_number = 0
     for index, region in enumerate(fpga['regions']):
@@ -401,7 +403,7 @@ def _fpga_device(fpga, prefix):
         num_accelerators = region['num_accelerators']
         if num_accelerators is None:
             num_accelerators = len(handles)
-        deployables.append(base.DriverDeployable(
+        regions.append(base.DriverDeployable(
             name=name, num_accelerators=num_accelerators,
             attributes=attributes, attach_handles=handles,
             children=functions))
@@ -411,18 +413,20 @@ def _fpga_device(fpga, prefix):
         std_board_info={'device_id': fpga['product_id'],
                         'class': 'Processing accelerators'},
         vendor_board_info={'board': fpga['board']},
-        deployables=deployables)
+        deployables=[base.root_deployable('fpga-%s' % address, regions)])
 
 
 def _gpu_device(gpu, prefix):
+    """The GPU ``gpu`` at ``prefix``: a root and its vGPU types, or one
+    PGPU deployable."""
     address = prefix + '00.0'
     product = gpu['product_number']
     if gpu['vgpu_types']:
-        deployables = [
+        deployables = [nvidia.gpu_root(address, [
             nvidia.vgpu_deployable(address, product, entry['type'],
                                    entry['name'], entry['instances'],
                                    extra_traits=[FAKE_TRAIT])
-            for entry in gpu['vgpu_types']]
+            for entry in gpu['vgpu_types']])]
     else:
         deployables = [nvidia.pgpu_deployable(
             address, product, gpu['attach_type'], extra_traits=[FAKE_TRAIT])]

@@ -2,10 +2,11 @@
 
 A card is the PCI physical function owning an FPGA: found from
 /sys/class/fpga_region, /sys/class/fpga_manager, the older OPAE class
-/sys/class/fpga/intel-fpga-dev.*, or a known Intel FPGA product id. Each
-port of its FPGA Management Engine is a PR region deployable; VMs get the
-region through the card's virtual functions (virtfn*), one per port when
-the card has several ports, all of them when it has one.
+/sys/class/fpga/intel-fpga-dev.*, or a known Intel FPGA product id. The
+card is a root deployable (no accelerators of its own) and each port of its
+FPGA Management Engine a PR region deployable below it; VMs get the region
+through the card's virtual functions (virtfn*), one per port when the card
+has several ports, all of them when it has one.
 """
 
 import logging
@@ -53,7 +54,8 @@ def list_opts():
 
 
 class IntelFPGADriver(base.Driver):
-    """Intel FPGA cards of this host: a region deployable per FME port."""
+    """Intel FPGA cards of this host: the card's root deployable with a
+    region deployable per FME port below it."""
 
     def __init__(self, sysfs_root=None):
         root = sysfs_root or conf.CONF.intel_fpga_driver.sysfs_root
@@ -130,15 +132,15 @@ class IntelFPGADriver(base.Driver):
         port_count = max(port_count, 1)
         board = BOARDS.get(function.product_id, '%04X' % function.product_id)
         region_id = self._region_id(layout, fme)
-        deployables = []
+        regions = []
         for index in range(port_count):
             vfs = _virtual_functions_of_port(function.virtfns, index,
                                              port_count)
             if not function.virtfns and index == 0:
                 vfs = [address]
             afu_id = self._afu_id(layout, container, ports, index, vfs)
-            deployables.append(_region(address, index, board, region_id,
-                                       afu_id, vfs))
+            regions.append(_region(address, index, board, region_id,
+                                   afu_id, vfs))
         vendor_board_info = {}
         if fme is not None:
             bitstream_id = self._sysfs.read(*fme, 'bitstream_id',
@@ -151,7 +153,7 @@ class IntelFPGADriver(base.Driver):
             std_board_info={'product_id': function.product,
                             'class': '0x%06x' % function.class_code},
             vendor_board_info=vendor_board_info,
-            deployables=deployables)
+            deployables=[base.root_deployable('fpga-%s' % address, regions)])
 
     def _container(self, address):
         """The layout and the directory holding the FME and ports."""

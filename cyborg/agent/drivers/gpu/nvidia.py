@@ -1,11 +1,12 @@
 """NVIDIA GPUs found in sysfs: a whole GPU (PGPU) or its vGPU types (VGPU).
 
 A GPU is a PCI physical function of vendor 0x10de and class 0x03xxxx.
-Without ``mdev_supported_types`` it is passed through whole; with it, each
-enabled vGPU type becomes a deployable whose accelerators are mediated
-devices. A GPU with SR-IOV enabled (vGPU on Ampere and later) offers its
-vGPUs through its virtual functions: each VF's enabled types are deployables
-of the GPU, and the GPU is not passed through whole.
+Without ``mdev_supported_types`` it is passed through whole: one PGPU
+deployable. With it, the GPU is a root deployable (no accelerators of its
+own) and each enabled vGPU type a child deployable whose accelerators are
+mediated devices. A GPU with SR-IOV enabled (vGPU on Ampere and later)
+offers its vGPUs through its virtual functions: each VF's enabled types are
+children of the GPU's root, and the GPU is not passed through whole.
 """
 
 import logging
@@ -91,6 +92,12 @@ def vgpu_deployable(address, product_id, type_id, type_name, instances,
         attributes=attributes, attach_handles=handles)
 
 
+def gpu_root(address, vgpu_types):
+    """The root deployable of the GPU at ``address``, its ``vgpu_types``
+    deployables below it."""
+    return base.root_deployable('gpu-%s' % address, vgpu_types)
+
+
 def gpu_device(address, product_id, model, deployables, vendor_board_info=None):
     """The DriverDevice of the NVIDIA GPU at ``address``."""
     return base.DriverDevice(
@@ -103,7 +110,8 @@ def gpu_device(address, product_id, model, deployables, vendor_board_info=None):
 
 
 class NvidiaGPUDriver(base.Driver):
-    """NVIDIA GPUs of this host, as PGPU or per-vGPU-type VGPU deployables."""
+    """NVIDIA GPUs of this host: a PGPU deployable, or a root with a VGPU
+    deployable per vGPU type."""
 
     def __init__(self, sysfs_root=None):
         root = sysfs_root or conf.CONF.nvidia_gpu_driver.sysfs_root
@@ -130,13 +138,15 @@ class NvidiaGPUDriver(base.Driver):
         address = function.address
         product_id = function.product_id
         if function.virtfns:
-            deployables = []
+            vgpu_types = []
             for virtual_function in function.virtfns:
-                deployables.extend(
+                vgpu_types.extend(
                     self._vgpu_deployables(virtual_function, product_id))
+            deployables = [gpu_root(address, vgpu_types)]
         elif self._sysfs.exists(sysfs_reader.PCI_DEVICES, address,
                                 MDEV_TYPES):
-            deployables = self._vgpu_deployables(address, product_id)
+            deployables = [gpu_root(
+                address, self._vgpu_deployables(address, product_id))]
         else:
             deployables = [pgpu_deployable(address, product_id)]
         return gpu_device(address, product_id, function.product, deployables)

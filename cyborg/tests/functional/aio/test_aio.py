@@ -20,6 +20,27 @@ from cyborg.tests import base
 START_TIMEOUT = 60
 STOP_TIMEOUT = 10
 
+INTEL = 'fpga-0000:10:00.0'
+XILINX = 'fpga-0000:11:00.0'
+T4 = 'gpu-0000:12:00.0'
+# The deployables of the default fleet (cyborg/aio/fleet.yaml): name ->
+# (parent, root, has a resource provider). Each card is a root without
+# accelerators; its regions or vGPU types below it are the providers; a
+# region's PF is below the region.
+FLEET_TREE = {
+    INTEL: (None, None, False),
+    INTEL + '-region0': (INTEL, INTEL, True),
+    INTEL + '-region0-pf0': (INTEL + '-region0', INTEL, False),
+    INTEL + '-region1': (INTEL, INTEL, True),
+    INTEL + '-region1-pf0': (INTEL + '-region1', INTEL, False),
+    XILINX: (None, None, False),
+    XILINX + '-region0': (XILINX, XILINX, True),
+    XILINX + '-region0-pf0': (XILINX + '-region0', XILINX, False),
+    T4: (None, None, False),
+    T4 + '-nvidia-222': (T4, T4, True),
+    T4 + '-nvidia-223': (T4, T4, True),
+}
+
 
 def free_port():
     """A TCP port of 127.0.0.1 that nothing listens on right now."""
@@ -118,6 +139,24 @@ class TestAllInOne(base.TestCase):
             'http://127.0.0.1:%d/v2/devices' % self.api_port, timeout=5)
         return response.json()['devices'] if response.ok else None
 
+    def _deployable_tree(self):
+        """{name: (parent name, root name, has rp_uuid)} through the API,
+        the database naming the ids the API shows."""
+        response = requests.get(
+            'http://127.0.0.1:%d/v2/deployables' % self.api_port, timeout=5)
+        self.assertEqual(200, response.status_code, response.text)
+        database = os.path.join(self.state_dir, 'cyborg.sqlite')
+        connection = sqlite3.connect(database)
+        try:
+            name_of_id = dict(connection.execute(
+                'SELECT id, name FROM deployables').fetchall())
+        finally:
+            connection.close()
+        name_of_id[None] = None
+        return {d['name']: (name_of_id[d['parent_id']],
+                            name_of_id[d['root_id']], d['rp_uuid'] is not None)
+                for d in response.json()['deployables']}
+
     def _placement(self, path, **headers):
         return requests.get(
             'http://127.0.0.1:%d%s' % (self.placement_port, path),
@@ -155,6 +194,8 @@ class TestAllInOne(base.TestCase):
              ('GPU', '0x10de', self.host)],
             [(d['type'], d['vendor'], d['hostname']) for d in devices])
         self.assertNotIn('Inventory report of', self._log())
+        # The report is one transaction: every deployable is there too.
+        self.assertEqual(FLEET_TREE, self._deployable_tree())
 
         root = self._placement('/')
         self.assertEqual(200, root.status_code)
@@ -173,6 +214,9 @@ class TestAllInOne(base.TestCase):
             'fpga-0000:10:00.0-region0', 'fpga-0000:10:00.0-region1',
             'fpga-0000:11:00.0-region0', 'gpu-0000:12:00.0-nvidia-222',
             'gpu-0000:12:00.0-nvidia-223'))
+        self.assertEqual(expected, sorted(
+            '%s_%s' % (self.host, name)
+            for name, (_, _, provider) in FLEET_TREE.items() if provider))
         children = self._wait_for(
             'the fleet\'s providers under the compute node',
             lambda: self._children_in_placement(compute_node) == expected)

@@ -58,6 +58,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -116,15 +117,30 @@ def expected_devices(host):
     return sorted([fpga, fpga, ('GPU', '0x10de', 'Tesla T4', host)])
 
 
-# (name, num_accelerators) of each deployable: a region per FPGA with one
-# accelerator per VF and its PF below it (none of its own), the GPU whole.
+# (name, num_accelerators) of each deployable: per FPGA the card's root
+# (none of its own), below it a region with one accelerator per VF, below
+# that its PF (none of its own); the GPU whole, its own root.
 EXPECTED_DEPLOYABLES = sorted([
+    ('fpga-0000:10:00.0', 0),
     ('fpga-0000:10:00.0-region0', 2),
     ('fpga-0000:10:00.0-region0-pf0', 0),
+    ('fpga-0000:11:00.0', 0),
     ('fpga-0000:11:00.0-region0', 2),
     ('fpga-0000:11:00.0-region0-pf0', 0),
     ('gpu-0000:12:00.0', 1),
 ])
+# name -> (parent, root) of each deployable, by name; None for a root.
+EXPECTED_TREE = {
+    'fpga-0000:10:00.0': (None, None),
+    'fpga-0000:10:00.0-region0': ('fpga-0000:10:00.0', 'fpga-0000:10:00.0'),
+    'fpga-0000:10:00.0-region0-pf0': ('fpga-0000:10:00.0-region0',
+                                      'fpga-0000:10:00.0'),
+    'fpga-0000:11:00.0': (None, None),
+    'fpga-0000:11:00.0-region0': ('fpga-0000:11:00.0', 'fpga-0000:11:00.0'),
+    'fpga-0000:11:00.0-region0-pf0': ('fpga-0000:11:00.0-region0',
+                                      'fpga-0000:11:00.0'),
+    'gpu-0000:12:00.0': (None, None),
+}
 
 # A device profile asking for one region of the simulated FPGAs.
 FPGA_GROUPS = [{'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]
@@ -160,13 +176,14 @@ class TestClients(base.TestCase):
                 'auth_type': 'none',
                 'compute_endpoint_override': cls.nova.url}}}, clouds_file)
         cls.api_port = processes.free_port()
+        cls.state_dir = os.path.join(cls.directory, 'state')
         fleet_path = os.path.join(cls.directory, 'fleet.yaml')
         with open(fleet_path, 'w') as fleet_file:
             fleet_file.write(FLEET)
         cls.aio = processes.ServiceProcess('cyborg-aio', {
             'DEFAULT': {'host': cls.host},
             'api': {'port': cls.api_port, 'max_limit': MAX_LIMIT},
-            'aio': {'state_dir': os.path.join(cls.directory, 'state'),
+            'aio': {'state_dir': cls.state_dir,
                     'placement_port': processes.free_port()},
             'agent': {'fake_inventory': fleet_path},
         })
@@ -419,6 +436,31 @@ class TestClients(base.TestCase):
     def deployables_over_http(self):
         return self.http_list('deployables')
 
+    def deployable_ids(self):
+        """{uuid: internal id} of the deployables, from the all-in-one's
+        database: the API shows parent_id and root_id but not a
+        deployable's own id."""
+        path = os.path.join(self.state_dir, 'cyborg.sqlite')
+        connection = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        try:
+            return dict(connection.execute(
+                'SELECT uuid, id FROM deployables').fetchall())
+        finally:
+            connection.close()
+
+    def assert_tree(self, rows):
+        """``rows`` (with name, parent_id, root_id) form EXPECTED_TREE."""
+        id_of_name = {}
+        ids = self.deployable_ids()
+        for row in self.deployables_over_http():
+            id_of_name[row['name']] = ids[row['uuid']]
+        id_of_name[None] = None
+        self.assertEqual(
+            {name: (id_of_name[parent], id_of_name[root])
+             for name, (parent, root) in EXPECTED_TREE.items()},
+            {row['name']: (row['parent_id'], row['root_id'])
+             for row in rows})
+
     # -- curl ----------------------------------------------------------
 
     def test_plain_http_lists_the_fleet(self):
@@ -429,12 +471,22 @@ class TestClients(base.TestCase):
         deployables = self.deployables_over_http()
         self.assertEqual(EXPECTED_DEPLOYABLES, sorted(
             (d['name'], d['num_accelerators']) for d in deployables))
-        # A region and its PF belong to the same device; three devices.
+        # A card's root, its region and the region's PF belong to the same
+        # device; three devices.
         device_of = {d['name']: d['device_id'] for d in deployables}
         for bus in ('10', '11'):
-            region = 'fpga-0000:%s:00.0-region0' % bus
-            self.assertEqual(device_of[region], device_of[region + '-pf0'])
+            root = 'fpga-0000:%s:00.0' % bus
+            self.assertEqual({device_of[root]},
+                             {device_of[root + '-region0'],
+                              device_of[root + '-region0-pf0']})
         self.assertEqual(3, len(set(device_of.values())))
+        # The regions' parent and root are the card's root; the PFs' root
+        # too. Only the regions and the whole GPU have providers.
+        self.assert_tree(deployables)
+        self.assertEqual(
+            ['fpga-0000:10:00.0-region0', 'fpga-0000:11:00.0-region0',
+             'gpu-0000:12:00.0'],
+            sorted(d['name'] for d in deployables if d['rp_uuid']))
 
     # -- python-openstackclient with python-cyborgclient ----------------
 
@@ -512,7 +564,6 @@ class TestClients(base.TestCase):
         one = accelerator.get_deployable(reference[0]['uuid'])
         self.assert_rows_match(reference[:1], [with_uuid(one)],
                                DEPLOYABLE_FIELDS)
-
 
     # -- Device profiles -----------------------------------------------
 

@@ -88,6 +88,13 @@ FUNCTIONS = {
     'fpga-0000:10:00.0-region1-pf0': 'fpga-0000:10:00.0-region1',
     'fpga-0000:11:00.0-region0-pf0': 'fpga-0000:11:00.0-region0',
 }
+# The root of each card offering several parts (regions, vGPU types): name
+# -> device address. No accelerators, no rc, so no provider.
+ROOTS = {
+    'fpga-0000:10:00.0': INTEL_ADDRESS,
+    'fpga-0000:11:00.0': '0000:11:00.0',
+    'gpu-0000:12:00.0': GPU_ADDRESS,
+}
 COMMON_TRAITS = {'OWNER_CYBORG', 'CUSTOM_FAKE_DEVICE'}
 # Attach handles: two VFs per Intel region, the Xilinx PF, one per vGPU.
 FPGA_HANDLES = 2 + 2 + 1
@@ -96,7 +103,13 @@ GPU_HANDLES = 4 + 2
 
 def device_address(name):
     """The PCI address of the card in a fake deployable's name."""
-    return re.match(r'^(?:fpga|gpu)-([0-9a-f:.]+?)-', name).group(1)
+    return re.match(r'^(?:fpga|gpu)-([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}'
+                    r'\.[0-7])(?:-|$)', name).group(1)
+
+
+def root_name(name):
+    """The name of the root of a fake card's deployable ``name``."""
+    return name.split('-')[0] + '-' + device_address(name)
 
 
 class InventoryProcessesMixin(deployment.DeploymentMixin):
@@ -215,7 +228,7 @@ class InventoryProcessesMixin(deployment.DeploymentMixin):
         if self._reports_done() < 1 or not self._api_answers():
             return None
         deployables = self._deployables()
-        if set(deployables) != set(PROVIDERS) | set(FUNCTIONS):
+        if set(deployables) != set(PROVIDERS) | set(FUNCTIONS) | set(ROOTS):
             return None
         if any(deployables[name]['rp_uuid'] is None for name in PROVIDERS):
             return None
@@ -236,26 +249,42 @@ class InventoryProcessesMixin(deployment.DeploymentMixin):
                  if address in expected_addresses}
         names |= {name for name, parent in FUNCTIONS.items()
                   if PROVIDERS[parent][0] in expected_addresses}
+        names |= {name for name, address in ROOTS.items()
+                  if address in expected_addresses}
         self.assertEqual(names, set(deployables))
         device_ids = self._internal_ids(models.Device)
         deployable_ids = self._internal_ids(models.Deployable)
+
+        def id_of(name):
+            return deployable_ids[deployables[name]['uuid']]
+
         for name, deployable in deployables.items():
             device = devices[device_address(name)]
             self.assertEqual(device_ids[device['uuid']],
                              deployable['device_id'], name)
             self.assertEqual('fake_driver', deployable['driver_name'], name)
-            parent_name = FUNCTIONS.get(name)
-            if parent_name is None:
-                # A region or vGPU type: a root, with a provider.
+            if name in ROOTS:
+                # The whole card: no accelerators, no rc, no provider.
                 self.assertIsNone(deployable['parent_id'], name)
                 self.assertIsNone(deployable['root_id'], name)
+                self.assertEqual(0, deployable['num_accelerators'], name)
+                self.assertIsNone(deployable['rp_uuid'], name)
+                self.assertNotIn('"rc"', deployable['attributes_list'], name)
+            elif name in PROVIDERS:
+                # A region or vGPU type: below the card's root, a provider.
+                self.assertEqual(id_of(root_name(name)),
+                                 deployable['parent_id'], name)
+                self.assertEqual(id_of(root_name(name)),
+                                 deployable['root_id'], name)
                 self.assertEqual(PROVIDERS[name][2],
                                  deployable['num_accelerators'], name)
                 self.assertIsNotNone(deployable['rp_uuid'], name)
             else:
-                parent_id = deployable_ids[deployables[parent_name]['uuid']]
-                self.assertEqual(parent_id, deployable['parent_id'], name)
-                self.assertEqual(parent_id, deployable['root_id'], name)
+                # A region's PF: below the region, in the card's tree.
+                self.assertEqual(id_of(FUNCTIONS[name]),
+                                 deployable['parent_id'], name)
+                self.assertEqual(id_of(root_name(name)),
+                                 deployable['root_id'], name)
                 self.assertEqual(0, deployable['num_accelerators'], name)
                 self.assertIsNone(deployable['rp_uuid'], name)
         return devices, deployables

@@ -21,18 +21,26 @@ class TestFakeDriverDiscovery(base.TestCase):
         self.assertEqual({'domain', 'bus', 'device', 'function'},
                          set(device.controlpath_id.cpid_info))
 
-    def test_one_region_with_one_accelerator(self):
-        deployables = self.devices[0].deployables
-        self.assertEqual(1, len(deployables))
-        region = deployables[0]
+    def test_the_card_is_a_root_without_accelerators(self):
+        [root] = self.devices[0].deployables
+        self.assertIsInstance(root, driver_base.DriverDeployable)
+        self.assertEqual(0, root.num_accelerators)
+        self.assertNotIn('rc', root.attributes)
+        self.assertEqual([], root.attach_handles)
+
+    def test_one_region_with_one_accelerator_below_the_card(self):
+        [root] = self.devices[0].deployables
+        self.assertEqual(1, len(root.children))
+        region = root.children[0]
         self.assertIsInstance(region, driver_base.DriverDeployable)
+        self.assertTrue(region.name.startswith(root.name + '-'))
         self.assertEqual(1, region.num_accelerators)
         self.assertEqual({'rc': 'FPGA', 'trait1': 'CUSTOM_FAKE_DEVICE'},
                          region.attributes)
         self.assertEqual([], region.children)
 
     def test_region_is_attached_through_a_test_pci_handle(self):
-        handles = self.devices[0].deployables[0].attach_handles
+        handles = self.devices[0].deployables[0].children[0].attach_handles
         self.assertEqual(1, len(handles))
         handle = handles[0]
         self.assertEqual('TEST_PCI', handle.attach_type)
@@ -44,7 +52,7 @@ class TestFakeDriverDiscovery(base.TestCase):
 
     def test_each_discovery_returns_fresh_objects(self):
         again = fake.FakeDriver().discover()
-        again[0].deployables[0].attributes['rc'] = 'CHANGED'
+        again[0].deployables[0].children[0].attributes['rc'] = 'CHANGED'
         again[0].controlpath_id.cpid_info['bus'] = 'ff'
 
         self.assertEqual(self.devices, fake.FakeDriver().discover())

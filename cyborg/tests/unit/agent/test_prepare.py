@@ -147,7 +147,7 @@ class FakePrepareModesTest(base.TestCase):
     def test_default_driver_prepares_everything(self):
         driver = fake.FakeDriver()
         device = driver.discover()[0]
-        deployable = device.deployables[0]
+        deployable = device.deployables[0].children[0]
 
         self.assertIsNone(driver.prepare(device, deployable,
                                          deployable.attach_handles[0], {}))

@@ -327,6 +327,90 @@ class TestInventoryReachesTheDatabase(base.TestCase):
                       self.hostnames_and_names())
         self.assertLess(set(reported), set(self.hostnames_and_names()))
 
+    def deployable_rows(self):
+        """{name: row} of every deployable, with its parent's and root's
+        names instead of their ids."""
+        query = sa.select(models.Deployable)
+        with self.database.engine.connect() as connection:
+            rows = {row.id: row for row in connection.execute(query)}
+        name_of = {row_id: row.name for row_id, row in rows.items()}
+        name_of[None] = None
+        return {row.name: dict(row._mapping, parent=name_of[row.parent_id],
+                               root=name_of[row.root_id])
+                for row in rows.values()}
+
+    def test_fake_cards_are_stored_as_trees_below_their_roots(self):
+        self.messaging.serve(conductor_rpcapi.TOPIC, 'conductor-1',
+                             [InventoryConductor()])
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'fleet.yaml')
+        write_file(path, 'fpgas: [{regions: [{pfs: 2}, {}]}]\n'
+                         'gpus: [{vgpu_types: [{type: nvidia-222, '
+                         'name: GRID T4-1B, instances: 2}]}, {}]\n')
+        agent = manager.AgentManager(host='compute-1', driver_names=[])
+        agent.drivers = {'fake_driver': fake.FakeDriver(path)}
+
+        self.assertTrue(agent.report_inventory(self.context))
+
+        fpga, gpu = 'fpga-0000:10:00.0', 'gpu-0000:11:00.0'
+        # name: (parent, root, num_accelerators, has a provider uuid)
+        self.assertEqual({
+            fpga: (None, None, 0, False),
+            fpga + '-region0': (fpga, fpga, 2, True),
+            fpga + '-region0-pf0': (fpga + '-region0', fpga, 0, False),
+            fpga + '-region0-pf1': (fpga + '-region0', fpga, 0, False),
+            fpga + '-region1': (fpga, fpga, 1, True),
+            fpga + '-region1-pf0': (fpga + '-region1', fpga, 0, False),
+            gpu: (None, None, 0, False),
+            gpu + '-nvidia-222': (gpu, gpu, 2, True),
+            # A whole GPU is the accelerator itself: its own root.
+            'gpu-0000:12:00.0': (None, None, 1, True),
+        }, {name: (row['parent'], row['root'], row['num_accelerators'],
+                   row['rp_uuid'] is not None)
+            for name, row in self.deployable_rows().items()})
+
+    def test_regions_keep_their_uuids_and_providers_below_a_new_root(self):
+        # Reports of an agent from before the card roots: regions and vGPU
+        # types at the top of their devices.
+        self.messaging.serve(conductor_rpcapi.TOPIC, 'conductor-1',
+                             [InventoryConductor()])
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'fleet.yaml')
+        write_file(path, 'fpgas: [{regions: [{vfs_per_pf: 2}, {}]}]\n'
+                         'gpus: [{vgpu_types: [{type: nvidia-222, '
+                         'name: GRID T4-1B, instances: 2}]}]\n')
+        driver = fake.FakeDriver(path)
+        flat = driver.discover()
+        for device in flat:
+            device.deployables = device.deployables[0].children
+        agent = manager.AgentManager(host='compute-1', driver_names=[])
+        agent.drivers = {'fake_driver': ListDriver(*flat)}
+        agent.report_inventory(self.context)
+        before = self.deployable_rows()
+
+        agent.drivers = {'fake_driver': driver}
+        agent.report_inventory(self.context)
+        after = self.deployable_rows()
+
+        self.assertEqual({'fpga-0000:10:00.0', 'gpu-0000:11:00.0'},
+                         set(after) - set(before))
+        for name, row in before.items():
+            self.assertEqual((row['id'], row['uuid'], row['rp_uuid']),
+                             (after[name]['id'], after[name]['uuid'],
+                              after[name]['rp_uuid']), name)
+        self.assertEqual(
+            ('fpga-0000:10:00.0', 'fpga-0000:10:00.0'),
+            (after['fpga-0000:10:00.0-region1']['parent'],
+             after['fpga-0000:10:00.0-region1']['root']))
+        self.assertEqual(
+            ('fpga-0000:10:00.0-region0', 'fpga-0000:10:00.0'),
+            (after['fpga-0000:10:00.0-region0-pf0']['parent'],
+             after['fpga-0000:10:00.0-region0-pf0']['root']))
+        self.assertEqual(
+            ('gpu-0000:11:00.0', 'gpu-0000:11:00.0'),
+            (after['gpu-0000:11:00.0-nvidia-222']['parent'],
+             after['gpu-0000:11:00.0-nvidia-222']['root']))
+
 
 def write_file(path, text):
     with open(path, 'w', encoding='utf-8') as stream:

@@ -18,6 +18,20 @@ SAMPLE = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..',
                       'etc', 'cyborg', 'fake-inventory.yaml')
 
 
+def parts(device):
+    """The deployables below the root of ``device`` (regions, vGPU types)."""
+    [root] = device.deployables
+    return root.children
+
+
+def every_deployable(device):
+    """Every deployable of ``device``'s tree, parents before children."""
+    found = list(device.deployables)
+    for deployable in found:
+        found.extend(deployable.children)
+    return found
+
+
 class FakeDriverTestCase(base.TestCase):
 
     def setUp(self):
@@ -42,7 +56,7 @@ class FakeDriverTestCase(base.TestCase):
 
 class TestDefaultFPGA(FakeDriverTestCase):
 
-    def test_one_fpga_whose_region_name_follows_the_naming_rule(self):
+    def test_one_fpga_whose_region_is_below_the_card(self):
         self.assertEqual([driver_base.DriverDevice(
             type='FPGA', vendor='0xABCD', model='fake-fpga',
             controlpath_id=pci_controlpath('0000:0c:00.0'),
@@ -50,11 +64,14 @@ class TestDefaultFPGA(FakeDriverTestCase):
                             'class': 'Processing accelerators'},
             vendor_board_info={'fake_shell': 'fake-shell-1.0'},
             deployables=[driver_base.DriverDeployable(
-                name='fpga-0000:0c:00.0-region0', num_accelerators=1,
-                attributes={'rc': 'FPGA', 'trait1': 'CUSTOM_FAKE_DEVICE'},
-                attach_handles=[driver_base.DriverAttachHandle(
-                    attach_type='TEST_PCI',
-                    attach_info=pci('0000:0c:00.1'))])])],
+                name='fpga-0000:0c:00.0', num_accelerators=0,
+                children=[driver_base.DriverDeployable(
+                    name='fpga-0000:0c:00.0-region0', num_accelerators=1,
+                    attributes={'rc': 'FPGA',
+                                'trait1': 'CUSTOM_FAKE_DEVICE'},
+                    attach_handles=[driver_base.DriverAttachHandle(
+                        attach_type='TEST_PCI',
+                        attach_info=pci('0000:0c:00.1'))])])])],
             fake.FakeDriver().discover())
 
     def test_option_selects_the_inventory_file(self):
@@ -75,15 +92,20 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertEqual(['FPGA', 'FPGA', 'GPU'],
                          [device.type for device in devices])
         self.assertEqual(
+            [['fpga-0000:10:00.0'], ['fpga-0000:11:00.0'],
+             ['gpu-0000:12:00.0']],
+            [[deployable.name for deployable in device.deployables]
+             for device in devices])
+        self.assertEqual(
             [['fpga-0000:10:00.0-region0', 'fpga-0000:10:00.0-region1'],
              ['fpga-0000:11:00.0-region0', 'fpga-0000:11:00.0-region1'],
              ['gpu-0000:12:00.0-nvidia-222', 'gpu-0000:12:00.0-nvidia-223']],
-            [[deployable.name for deployable in device.deployables]
+            [[deployable.name for deployable in parts(device)]
              for device in devices])
         self.assertEqual([4, 4, 4, 4, 4, 2],
                          [deployable.num_accelerators
                           for device in devices
-                          for deployable in device.deployables])
+                          for deployable in parts(device)])
         self.assertEqual('Tesla T4 on compute-1', devices[2].model)
         self.assertEqual('', self.log.output)
 
@@ -99,7 +121,12 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertEqual(('FPGA', '0x8086'), (device.type, device.vendor))
         self.assertEqual(pci_controlpath('0000:10:00.0'),
                          device.controlpath_id)
-        first, second = device.deployables
+        # The card is the root: no accelerators, no rc, so no provider.
+        [root] = device.deployables
+        self.assertEqual(('fpga-0000:10:00.0', 0, {}, []),
+                         (root.name, root.num_accelerators, root.attributes,
+                          root.attach_handles))
+        first, second = root.children
         self.assertEqual(
             {'rc': 'FPGA', 'region_id': 'r-1', 'function_id': 'f00d',
              'trait0': 'CUSTOM_FAKE_DEVICE', 'trait1': 'CUSTOM_FPGA_INTEL',
@@ -138,6 +165,7 @@ class TestInventoryFile(FakeDriverTestCase):
 
         whole, split = devices
         self.assertEqual(('GPU', '0x10de'), (whole.type, whole.vendor))
+        # A whole GPU is the accelerator itself: one deployable.
         self.assertEqual(
             [driver_base.DriverDeployable(
                 name='gpu-0000:10:00.0', num_accelerators=1,
@@ -146,8 +174,13 @@ class TestInventoryFile(FakeDriverTestCase):
                 attach_handles=[driver_base.DriverAttachHandle(
                     'TEST_PCI', pci('0000:10:00.0'))])],
             whole.deployables)
-        vgpu = split.deployables[0]
+        [root] = split.deployables
+        self.assertEqual(('gpu-0000:11:00.0', 0, {}, []),
+                         (root.name, root.num_accelerators, root.attributes,
+                          root.attach_handles))
+        [vgpu] = root.children
         self.assertEqual('gpu-0000:11:00.0-nvidia-222', vgpu.name)
+        self.assertEqual([], vgpu.children)
         self.assertEqual('CUSTOM_NVIDIA_1EB8_T4_1B',
                          vgpu.attributes['trait0'])
         self.assertEqual(
@@ -164,7 +197,7 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertEqual('0x8086', devices[0].vendor)
         self.assertEqual('0x09c4', devices[0].std_board_info['device_id'])
         self.assertEqual('CUSTOM_FPGA_INTEL',
-                         devices[0].deployables[0].attributes['trait1'])
+                         parts(devices[0])[0].attributes['trait1'])
         self.assertEqual('CUSTOM_NVIDIA_1DB4',
                          devices[1].deployables[0].attributes['trait0'])
 
@@ -191,7 +224,7 @@ class TestInventoryFile(FakeDriverTestCase):
                                '0xABCD/fake_board/0').hex
         self.assertEqual(
             ['CUSTOM_FPGA_REGION_' + region_id.upper()] * 3,
-            [device.deployables[0].attributes['trait2'] for device in first])
+            [parts(device)[0].attributes['trait2'] for device in first])
 
     def test_one_file_serves_many_hosts(self):
         data = {'fpgas': [{'model': 'fpga of {host}'}]}
@@ -214,12 +247,14 @@ class TestInventoryFile(FakeDriverTestCase):
         functions = controlpaths + [
             driver_base.pci_address(handle.attach_info)
             for device in devices[:300]
-            for deployable in device.deployables
+            for deployable in every_deployable(device)
             for handle in deployable.attach_handles]
         names = [deployable.name for device in devices
-                 for deployable in device.deployables]
+                 for deployable in every_deployable(device)]
         self.assertEqual(310, len(set(controlpaths)))
         self.assertEqual(310 + 300 * 48, len(set(functions)))
+        # A card: its root, two regions and three PFs; a GPU: itself.
+        self.assertEqual(300 * 6 + 10, len(names))
         self.assertEqual(len(names), len(set(names)))
         self.assertTrue(all(driver_base.is_pci_address(address)
                             for address in functions))
@@ -244,7 +279,7 @@ class TestInventoryFile(FakeDriverTestCase):
         elapsed = time.perf_counter() - started
 
         self.assertEqual(800, len(devices))
-        self.assertEqual(800 * 8, sum(len(device.deployables[0].attach_handles)
+        self.assertEqual(800 * 8, sum(len(parts(device)[0].attach_handles)
                                       for device in devices))
         self.assertLess(elapsed, 0.5)
 

@@ -8,12 +8,18 @@ from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
 from cyborg.tests.unit.agent.drivers.driver_test import pci_handle
 
 
+def card_root(address, *regions):
+    """The card's root deployable: no accelerators, no rc, its regions."""
+    return driver_base.DriverDeployable(
+        name='fpga-' + address, num_accelerators=0, children=list(regions))
+
+
 PAC_ARRIA10 = driver_base.DriverDevice(
     type='FPGA', vendor='0x8086', model='pac_arria10',
     controlpath_id=pci_controlpath('0000:5e:00.0'),
     std_board_info={'product_id': '0x09c4', 'class': '0x120000'},
     vendor_board_info={'bitstream_id': '0x2300011001030f'},
-    deployables=[driver_base.DriverDeployable(
+    deployables=[card_root('0000:5e:00.0', driver_base.DriverDeployable(
         name='fpga-0000:5e:00.0-region0', num_accelerators=1,
         attributes={
             'rc': 'FPGA', 'port': '0',
@@ -25,13 +31,13 @@ PAC_ARRIA10 = driver_base.DriverDevice(
                       '9346116D97F4432B4FA2A3A4B6A1D2AB',
             'trait3': 'CUSTOM_FPGA_FUNCTION_ID_INTEL_'
                       'D8424DC4A4A3C413F89E433683F9040B'},
-        attach_handles=[pci_handle('0000:5e:00.1')])])
+        attach_handles=[pci_handle('0000:5e:00.1')]))])
 
 PAC_N3000 = driver_base.DriverDevice(
     type='FPGA', vendor='0x8086', model='pac_n3000',
     controlpath_id=pci_controlpath('0000:be:00.0'),
     std_board_info={'product_id': '0x0b30', 'class': '0x120000'},
-    deployables=[driver_base.DriverDeployable(
+    deployables=[card_root('0000:be:00.0', driver_base.DriverDeployable(
         name='fpga-0000:be:00.0-region0', num_accelerators=1,
         attributes={
             'rc': 'FPGA', 'port': '0',
@@ -44,7 +50,7 @@ PAC_N3000 = driver_base.DriverDevice(
             'trait3': 'CUSTOM_FPGA_FUNCTION_ID_INTEL_'
                       'B0A3F0A100004E9E9A5BC0FFEE000001'},
         # Without virtual functions the card is passed through whole.
-        attach_handles=[pci_handle('0000:be:00.0')])])
+        attach_handles=[pci_handle('0000:be:00.0')]))])
 
 PF = 'bus/pci/devices/0000:5e:00.0/'
 
@@ -93,7 +99,7 @@ class TestIntelFPGADriver(driver_test.SysfsDriverTestCase):
         tree.write('bus/pci/devices/0000:5e:00.1/fpga_region/region2/'
                    'dfl-port.0/afu_id', 'not/an id')
 
-        region = self.discover(tree)[0].deployables[0]
+        region = self.discover(tree)[0].deployables[0].children[0]
 
         self.assertNotIn('function_id', region.attributes)
         self.assertEqual(['CUSTOM_FPGA_INTEL', 'CUSTOM_FPGA_INTEL_PAC_ARRIA10',
@@ -113,8 +119,11 @@ class TestIntelFPGADriver(driver_test.SysfsDriverTestCase):
         tree.link(sysfs_tree.function_directory('0000:5e:00.0') + '/virtfn1',
                   sysfs_tree.function_directory('0000:5e:00.2'))
 
-        regions = self.discover(tree)[0].deployables
+        [root] = self.discover(tree)[0].deployables
+        regions = root.children
 
+        self.assertEqual(('fpga-0000:5e:00.0', 0, {}),
+                         (root.name, root.num_accelerators, root.attributes))
         self.assertEqual(['fpga-0000:5e:00.0-region0',
                           'fpga-0000:5e:00.0-region1'],
                          [region.name for region in regions])

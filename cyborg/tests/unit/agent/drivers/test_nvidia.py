@@ -12,13 +12,16 @@ from cyborg.tests.unit.agent.drivers.driver_test import pci_handle
 T4_TYPES = 'bus/pci/devices/0000:3d:00.0/mdev_supported_types/'
 
 
-def t4(*deployables):
+def t4(*vgpu_types):
+    """The T4 with vGPU types: its root deployable, the types below it."""
     return driver_base.DriverDevice(
         type='GPU', vendor='0x10de', model='0x1eb8',
         controlpath_id=pci_controlpath('0000:3d:00.0'),
         std_board_info={'product_id': '0x1eb8',
                         'controller': 'VGA compatible controller'},
-        deployables=list(deployables))
+        deployables=[driver_base.DriverDeployable(
+            name='gpu-0000:3d:00.0', num_accelerators=0,
+            children=list(vgpu_types))])
 
 
 def t4_vgpu(type_id, type_name, trait, count):
@@ -61,7 +64,8 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
     def test_mdev_handles_carry_the_pci_keys_type_and_mark(self):
         tree = self.use_host('host_accelerators')
 
-        handle = self.discover(tree)[0].deployables[0].attach_handles[15]
+        handle = self.discover(tree)[0].deployables[0].children[0] \
+            .attach_handles[15]
 
         self.assertEqual(
             {'domain': '0000', 'bus': '3d', 'device': '00', 'function': '0',
@@ -104,7 +108,7 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
         self.assertIn("nvidia-222/available_instances: malformed 'many'",
                       self.log.output)
 
-    def test_gpu_with_no_vgpu_type_left_reports_no_deployable(self):
+    def test_gpu_with_no_vgpu_type_left_reports_only_its_root(self):
         tree = self.use_host('host_accelerators')
         self.flags(group='nvidia_gpu_driver', enabled_vgpu_types=['nope'])
 
@@ -117,8 +121,8 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
         tree.write(T4_TYPES + 'nvidia-224/name', 'GRID T4-4C')
         tree.write(T4_TYPES + 'nvidia-224/available_instances', '4')
 
-        names = [deployable.name
-                 for deployable in driver.discover()[0].deployables]
+        names = [deployable.name for deployable in
+                 driver.discover()[0].deployables[0].children]
 
         self.assertEqual(['gpu-0000:3d:00.0-nvidia-222',
                           'gpu-0000:3d:00.0-nvidia-223',
@@ -145,8 +149,12 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
                       sysfs_tree.function_directory('0000:b1:00.0'))
 
         a100 = self.discover(tree)[2]
+        [root] = a100.deployables
 
         self.assertEqual(pci_controlpath('0000:b1:00.0'), a100.controlpath_id)
+        self.assertEqual(('gpu-0000:b1:00.0', 0, {}, []),
+                         (root.name, root.num_accelerators, root.attributes,
+                          root.attach_handles))
         self.assertEqual(
             [('gpu-0000:b1:00.4-nvidia-471', 1,
               [pci_handle('0000:b1:00.4', 'MDEV', asked_type='nvidia-471',
@@ -158,7 +166,7 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
               'CUSTOM_NVIDIA_20B0_A100_4C')],
             [(deployable.name, deployable.num_accelerators,
               deployable.attach_handles, deployable.attributes['trait0'])
-             for deployable in a100.deployables])
+             for deployable in root.children])
         self.assertEqual(3, len(self.discover(tree)))
 
     def test_fixture_layout_is_the_kernels(self):

@@ -88,17 +88,17 @@ class TestBrokenTrees(driver_test.SysfsDriverTestCase):
 
         self.assertEqual(['fpga-0000:5e:00.0-region0',
                           'fpga-0000:be:00.0-region0'],
-                         [device.deployables[0].name
+                         [device.deployables[0].children[0].name
                           for device in found['IntelFPGADriver']])
         # The link to a missing VF still names a VF of the card.
         self.assertEqual(1, found['IntelFPGADriver'][0]
-                         .deployables[0].num_accelerators)
+                         .deployables[0].children[0].num_accelerators)
         # Its management function unreadable, the card is left out rather
         # than reported under its user function.
         self.assertEqual([], found['XilinxFPGADriver'])
         self.assertEqual(['gpu-0000:3d:00.0-nvidia-222'],
                          [deployable.name for deployable in
-                          found['NvidiaGPUDriver'][0].deployables])
+                          found['NvidiaGPUDriver'][0].deployables[0].children])
         self.assertIn('0000:3b:00.0/device: unreadable', self.log.output)
         self.assertIn('nvidia-223/name: unreadable', self.log.output)
         self.assertIn('afu_id: malformed id', self.log.output)
