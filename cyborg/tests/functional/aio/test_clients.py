@@ -4,9 +4,10 @@ One ``cyborg-aio`` process serves the whole class: a simulated fleet of two
 FPGAs and one GPU (``[agent] fake_inventory``), no Keystone, and
 ``[api] max_limit = 2``, so that every listing spans pages as a large
 fleet's does (the default page holds 1000 rows) and each client must follow
-them. The same devices must come out of a plain HTTP GET,
-``openstack accelerator ...`` and openstacksdk's ``conn.accelerator``; device
-profiles and ARQs go through their whole life with each client.
+them. The same devices and deployables must come out of a plain HTTP GET,
+``openstack accelerator ...`` (both implementations, below) and
+openstacksdk's ``conn.accelerator``; device profiles and ARQs go through
+their whole life with each client.
 
 Two implementations answer to ``openstack accelerator ...``.
 python-openstackclient 10.5 ships its own accelerator commands and lists
@@ -488,10 +489,10 @@ class TestClients(base.TestCase):
              'gpu-0000:12:00.0'],
             sorted(d['name'] for d in deployables if d['rp_uuid']))
 
-    # -- python-openstackclient with python-cyborgclient ----------------
+    # -- python-openstackclient and python-cyborgclient -----------------
 
-    def test_cli_device_list_shows_the_fleet(self):
-        rows = self.openstack('accelerator', 'device', 'list')
+    def check_cli_device_list(self, client):
+        rows = self.openstack('accelerator', 'device', 'list', client=client)
         self.assert_rows_match(self.devices_over_http(), rows,
                                ('type', 'vendor', 'hostname',
                                 'std_board_info'))
@@ -500,12 +501,27 @@ class TestClients(base.TestCase):
             sorted((row['type'], row['vendor'], row['hostname'])
                    for row in rows))
 
-    def test_cli_device_list_long_at_2_3_shows_status(self):
+    def test_openstackclient_device_list_shows_the_fleet(self):
+        self.check_cli_device_list(CLI_OPENSTACKCLIENT)
+
+    def test_cyborgclient_device_list_shows_the_fleet(self):
+        self.check_cli_device_list(CLI_CYBORGCLIENT)
+
+    def check_cli_device_list_long_at_2_3(self, client):
         rows = self.openstack('accelerator', 'device', 'list', '--long',
-                              api_version='2.3')
+                              api_version='2.3', client=client)
         reference = self.devices_over_http(version='2.3')
         self.assert_rows_match(reference, rows, DEVICE_FIELDS + ('status',))
         self.assertEqual(['enabled'] * 3, [row['status'] for row in rows])
+        self.assertEqual(expected_devices(self.host), sorted(
+            (row['type'], row['vendor'], row['model'], row['hostname'])
+            for row in rows))
+
+    def test_openstackclient_device_list_long_at_2_3_shows_status(self):
+        self.check_cli_device_list_long_at_2_3(CLI_OPENSTACKCLIENT)
+
+    def test_cyborgclient_device_list_long_at_2_3_shows_status(self):
+        self.check_cli_device_list_long_at_2_3(CLI_CYBORGCLIENT)
 
     def test_cli_device_show_with_the_v2_endpoint(self):
         device = self.devices_over_http()[0]
@@ -514,12 +530,28 @@ class TestClients(base.TestCase):
             endpoint='http://127.0.0.1:%d/v2' % self.api_port)
         self.assert_rows_match([device], [shown], DEVICE_FIELDS)
 
-    def test_cli_deployable_list_shows_the_fleet(self):
-        rows = self.openstack('accelerator', 'deployable', 'list')
+    def check_cli_deployable_list(self, client):
+        rows = self.openstack('accelerator', 'deployable', 'list',
+                              client=client)
         self.assert_rows_match(self.deployables_over_http(), rows,
                                ('name', 'device_id'))
         self.assertEqual([name for name, _ in EXPECTED_DEPLOYABLES],
                          sorted(row['name'] for row in rows))
+
+    def test_openstackclient_deployable_list_shows_the_fleet(self):
+        self.check_cli_deployable_list(CLI_OPENSTACKCLIENT)
+
+    def test_cyborgclient_deployable_list_shows_the_fleet(self):
+        self.check_cli_deployable_list(CLI_CYBORGCLIENT)
+
+    def test_cyborgclient_deployable_list_long_shows_the_tree(self):
+        rows = self.openstack('accelerator', 'deployable', 'list', '--long',
+                              client=CLI_CYBORGCLIENT)
+        self.assert_rows_match(self.deployables_over_http(), rows,
+                               DEPLOYABLE_FIELDS)
+        self.assertEqual(EXPECTED_DEPLOYABLES, sorted(
+            (row['name'], row['num_accelerators']) for row in rows))
+        self.assert_tree(rows)
 
     # -- openstacksdk --------------------------------------------------
 
