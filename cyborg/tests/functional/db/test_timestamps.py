@@ -15,6 +15,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 
 from cyborg import context as cyborg_context
+from cyborg.conductor import inventory_report
 from cyborg.db import models
 from cyborg.db.queries import arq_binding as arq_binding_queries
 from cyborg.db.queries import services as services_queries
@@ -53,6 +54,8 @@ class TimestampValuesTestMixin:
         records.make_arq(self.context, records.make_device_profile(self.context))
         services_queries.record_heartbeat(self.context, 'host-1', 'cyborg-agent',
                                           'cyborg-agent', MOMENT)
+        # An (empty) inventory report writes the host's lock row.
+        inventory_report.apply(self.context, 'host-1', [])
         written = {}
         with self.database.engine.begin() as connection:
             for table in models.Base.metadata.sorted_tables:
