@@ -528,11 +528,11 @@ class RecoveryTests(BindingTestsBase):
         self.binder.start()
         arq_uuid = self.make_arq(self.providers[2])
         self.flags(group='conductor', bind_timeout=3)
-        started = time.monotonic()
 
         self.binder.submit([arq_uuid])
 
-        self.assertLess(time.monotonic() - started, 0.5)
+        # The bind waits 3 s for an agent that never answers; a submit
+        # that waited for it would leave the ARQ BindFailed here.
         self.assertEqual('BindStarted', self.arq(arq_uuid).state)
         self.assertTrue(wait_for(lambda: self.states([arq_uuid])
                                  == ['BindFailed']))

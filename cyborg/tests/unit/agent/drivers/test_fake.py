@@ -2,7 +2,6 @@
 
 import logging
 import os
-import time
 import uuid
 
 import fixtures
@@ -268,20 +267,18 @@ class TestInventoryFile(FakeDriverTestCase):
 
         self.assertEqual(1, len(driver.discover()))
 
-    def test_thousands_of_devices_are_quick(self):
+    def test_thousands_of_devices(self):
+        # How fast this is, benchmarks/inventory.py measures.
         data = {'fpgas': [{'count': 800, 'regions': [
             {'vfs_per_pf': 8, 'function_id': 'f00d'}]}]}
         driver = fake.FakeDriver(inventory_path=self.inventory_file(data),
                                  host='compute-1')
 
-        started = time.perf_counter()
         devices = driver.discover()
-        elapsed = time.perf_counter() - started
 
         self.assertEqual(800, len(devices))
         self.assertEqual(800 * 8, sum(len(parts(device)[0].attach_handles)
                                       for device in devices))
-        self.assertLess(elapsed, 0.5)
 
 
 class TestMalformedInventory(FakeDriverTestCase):
