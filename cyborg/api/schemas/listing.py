@@ -27,6 +27,12 @@ class ListQuery:
     sort_dir: str = 'asc'
     extra: dict = dataclasses.field(default_factory=dict)
 
+    def paging(self):
+        """The paging keywords every list query takes, defaults filled in."""
+        return {'limit': self.limit, 'marker': self.marker,
+                'sort_key': self.sort_key or 'id',
+                'sort_dir': self.sort_dir or 'asc'}
+
 
 def invalid(message):
     """The 400 error of a bad query parameter."""

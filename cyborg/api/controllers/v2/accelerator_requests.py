@@ -73,8 +73,7 @@ class AcceleratorRequestsController(rest.RestController):
                 raise ARQsNotResolved(instance=instance,
                                       uuids=', '.join(unresolved))
         arqs = objects.ExtARQ.list(
-            context, filters=filters, limit=query.limit, marker=query.marker,
-            sort_key=query.sort_key or 'id', sort_dir=query.sort_dir)
+            context, filters=filters, **query.paging())
         return arq_views.collection(arqs, query, params)
 
     @pecan.expose('json')

@@ -24,9 +24,7 @@ class AttributesController(rest.RestController):
         request.context.can(attribute_policies.LIST)
         query = attribute_schemas.list_query(params)
         attributes = objects.Attribute.list(
-            request.context, filters=query.filters, limit=query.limit,
-            marker=query.marker, sort_key=query.sort_key,
-            sort_dir=query.sort_dir)
+            request.context, filters=query.filters, **query.paging())
         return attribute_views.collection(attributes, query, params)
 
     @pecan.expose('json')

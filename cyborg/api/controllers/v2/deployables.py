@@ -23,9 +23,7 @@ def list_deployables(context, query):
     """
     return deployable_filters.list_rows(
         context, filters=query.filters,
-        attributes=query.extra.get('attribute'), limit=query.limit,
-        marker=query.marker, sort_key=query.sort_key or 'id',
-        sort_dir=query.sort_dir or 'asc')
+        attributes=query.extra.get('attribute'), **query.paging())
 
 
 class DeployablesController(rest.RestController):

@@ -55,9 +55,7 @@ class DeviceProfilesController(rest.RestController):
         request.context.can(device_profile_policies.LIST)
         query = device_profile_schemas.list_query(params)
         device_profiles = objects.DeviceProfile.list(
-            request.context, filters=query.filters, limit=query.limit,
-            marker=query.marker, sort_key=query.sort_key,
-            sort_dir=query.sort_dir)
+            request.context, filters=query.filters, **query.paging())
         return device_profile_views.collection(device_profiles, query, params)
 
     @pecan.expose('json')

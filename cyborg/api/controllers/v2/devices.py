@@ -42,9 +42,7 @@ class DevicesController(rest.RestController):
         query = device_schemas.list_query(params)
         # Rows, not objects: the list only renders them.
         devices = device_queries.list_rows(
-            request.context, filters=query.filters, limit=query.limit,
-            marker=query.marker, sort_key=query.sort_key or 'id',
-            sort_dir=query.sort_dir or 'asc')
+            request.context, filters=query.filters, **query.paging())
         return device_views.collection(devices, request.version, query,
                                        params)
 
