@@ -2,8 +2,9 @@
 
 Every host's inventory comes from the fake driver (one fleet file, ``--devices``
 FPGAs per host, each a root deployable for the card with one region of
-``--vfs`` virtual functions below it and the region's PF below that: three
-deployables per FPGA, one resource provider) and is reported through
+``--vfs`` virtual functions below it, the region's PF below that and the
+VFs below the PF: three deployables per FPGA and one per VF, one resource
+provider) and is reported through
 ``ConductorAPI.report_inventory`` to a real ``ConductorManager``, which
 writes the database (migrated to head) and syncs a real Placement served on
 a local port. Then cyborg-api's WSGI app is served on a free port and

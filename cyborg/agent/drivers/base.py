@@ -26,6 +26,10 @@ Rules every driver follows, because the conductor relies on them:
   are free key/value facts; a value that is a dict becomes nested
   attributes (seed 000's parent_attribute_id). A deployable without an
   ``rc`` (a card's root, a physical function) gets no resource provider.
+* Virtual functions are deployables too (seeds 000 and 002), children of
+  the region or physical function they belong to (``vf_deployables``).
+  They offer nothing themselves: the attach handles a VM is given stay on
+  the deployable with the resource provider, so binding finds them there.
 * An attach handle is identified by its type and info within its
   deployable; ``attach_type`` is ``PCI``, ``MDEV`` or ``TEST_PCI`` and
   ``attach_info`` a flat dict of strings.
@@ -123,6 +127,19 @@ def root_deployable(name, parts):
     """
     return DriverDeployable(name=name, num_accelerators=0,
                             children=list(parts))
+
+
+def vf_deployables(parent_name, addresses):
+    """The deployables of the virtual functions at ``addresses`` (PCI),
+    children of the deployable named ``parent_name``: ``<parent>-vf<N>``.
+
+    Each records its ``pci_address``; none offers accelerators, so none gets
+    a resource provider.
+    """
+    return [DriverDeployable(name='%s-vf%d' % (parent_name, index),
+                             num_accelerators=0,
+                             attributes={'pci_address': address})
+            for index, address in enumerate(addresses)]
 
 
 def custom_trait(*parts):

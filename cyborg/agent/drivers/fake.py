@@ -361,7 +361,8 @@ def _card_prefix(slot):
 
 
 def _fpga_device(fpga, prefix):
-    """The card ``fpga`` at ``prefix``: a root, its regions, their PFs."""
+    """The card ``fpga`` at ``prefix``: a root, its regions, their PFs and
+    their VFs."""
     address = prefix + '00.0'
     vendor_trait = base.custom_trait(
         'FPGA', fpga['vendor_name'] or base.vendor_name(fpga['vendor_id']))
@@ -392,10 +393,12 @@ def _fpga_device(fpga, prefix):
                 vf_addresses.append('%s%02x.%d' % (prefix, device + 1,
                                                    function))
                 vf_number += 1
+            pf_name = '%s-pf%d' % (name, len(functions))
             functions.append(base.DriverDeployable(
-                name='%s-pf%d' % (name, len(functions)), num_accelerators=0,
+                name=pf_name, num_accelerators=0,
                 attributes={'pci_address': pf_address,
-                            'num_vfs': str(len(vf_addresses))}))
+                            'num_vfs': str(len(vf_addresses))},
+                children=base.vf_deployables(pf_name, vf_addresses)))
             for handle_address in vf_addresses or [pf_address]:
                 handles.append(base.DriverAttachHandle(
                     attach_type=fpga['attach_type'],

@@ -38,12 +38,13 @@ class TestInventoryBenchmark(benchmark_runner.BenchmarkTestCase):
             self.assertGreater(int(statements[0]), 0)
             self.line(output, '  Placement requests per %s report' % kind,
                       COUNT % 5)
-        # Each FPGA is a device: a root, a region and the region's PF.
+        # Each FPGA is a device: a root, a region, the region's PF and its
+        # two VFs.
         self.line(output, 'GET /v2/devices (default page, 10 rows)',
                   TIMING % 5)
-        self.line(output, 'GET /v2/deployables (default page, 30 rows)',
+        self.line(output, 'GET /v2/deployables (default page, 50 rows)',
                   TIMING % 5)
-        for resource, rows in (('devices', 10), ('deployables', 30)):
+        for resource, rows in (('devices', 10), ('deployables', 50)):
             self.line(output, 'GET /v2/%s?limit=100' % resource, TIMING % 5)
             self.line(output, 'all /v2/%s, 1 pages, %d rows'
                       % (resource, rows), TIMING % 5)

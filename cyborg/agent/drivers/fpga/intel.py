@@ -6,7 +6,8 @@ A card is the PCI physical function owning an FPGA: found from
 card is a root deployable (no accelerators of its own) and each port of its
 FPGA Management Engine a PR region deployable below it; VMs get the region
 through the card's virtual functions (virtfn*), one per port when the card
-has several ports, all of them when it has one.
+has several ports, all of them when it has one. Those VFs are the region's
+attach handles and, as deployables, its children.
 """
 
 import logging
@@ -140,7 +141,7 @@ class IntelFPGADriver(base.Driver):
                 vfs = [address]
             afu_id = self._afu_id(layout, container, ports, index, vfs)
             regions.append(_region(address, index, board, region_id,
-                                   afu_id, vfs))
+                                   afu_id, vfs, function.virtfns))
         vendor_board_info = {}
         if fme is not None:
             bitstream_id = self._sysfs.read(*fme, 'bitstream_id',
@@ -217,8 +218,10 @@ def _virtual_functions_of_port(virtfns, index, port_count):
     return virtfns[index:index + 1]
 
 
-def _region(address, index, board, region_id, afu_id, handle_addresses):
-    """The deployable of the PR region behind port ``index``."""
+def _region(address, index, board, region_id, afu_id, handle_addresses,
+            virtfns):
+    """The deployable of the PR region behind port ``index``; its VFs
+    (those of ``virtfns`` among ``handle_addresses``) are its children."""
     traits = [base.custom_trait('FPGA', 'INTEL'),
               base.custom_trait('FPGA', 'INTEL', board),
               base.custom_trait('FPGA', 'REGION', 'INTEL',
@@ -231,8 +234,11 @@ def _region(address, index, board, region_id, afu_id, handle_addresses):
                                         afu_id))
         attributes['function_id'] = afu_id
     attributes.update(base.trait_attributes(traits))
+    name = 'fpga-%s-region%d' % (address, index)
     return base.DriverDeployable(
-        name='fpga-%s-region%d' % (address, index),
-        num_accelerators=len(handle_addresses), attributes=attributes,
+        name=name, num_accelerators=len(handle_addresses),
+        attributes=attributes,
         attach_handles=[base.pci_attach_handle(vf)
-                        for vf in handle_addresses])
+                        for vf in handle_addresses],
+        children=base.vf_deployables(
+            name, [vf for vf in handle_addresses if vf in virtfns]))

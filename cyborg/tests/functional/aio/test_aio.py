@@ -26,7 +26,7 @@ T4 = 'gpu-0000:12:00.0'
 # The deployables of the default fleet (cyborg/aio/fleet.yaml): name ->
 # (parent, root, has a resource provider). Each card is a root without
 # accelerators; its regions or vGPU types below it are the providers; a
-# region's PF is below the region.
+# region's PF is below the region and the PF's VFs below the PF.
 FLEET_TREE = {
     INTEL: (None, None, False),
     INTEL + '-region0': (INTEL, INTEL, True),
@@ -36,6 +36,10 @@ FLEET_TREE = {
     XILINX: (None, None, False),
     XILINX + '-region0': (XILINX, XILINX, True),
     XILINX + '-region0-pf0': (XILINX + '-region0', XILINX, False),
+    **{INTEL + '-region0-pf0-vf%d' % vf: (INTEL + '-region0-pf0', INTEL,
+                                          False) for vf in range(4)},
+    **{INTEL + '-region1-pf0-vf%d' % vf: (INTEL + '-region1-pf0', INTEL,
+                                          False) for vf in range(2)},
     T4: (None, None, False),
     T4 + '-nvidia-222': (T4, T4, True),
     T4 + '-nvidia-223': (T4, T4, True),

@@ -120,28 +120,27 @@ def expected_devices(host):
 
 # (name, num_accelerators) of each deployable: per FPGA the card's root
 # (none of its own), below it a region with one accelerator per VF, below
-# that its PF (none of its own); the GPU whole, its own root.
-EXPECTED_DEPLOYABLES = sorted([
-    ('fpga-0000:10:00.0', 0),
-    ('fpga-0000:10:00.0-region0', 2),
-    ('fpga-0000:10:00.0-region0-pf0', 0),
-    ('fpga-0000:11:00.0', 0),
-    ('fpga-0000:11:00.0-region0', 2),
-    ('fpga-0000:11:00.0-region0-pf0', 0),
-    ('gpu-0000:12:00.0', 1),
-])
+# that its PF and below the PF its two VFs (none of their own); the GPU
+# whole, its own root.
+EXPECTED_DEPLOYABLES = sorted(
+    [(root, 0) for root in ('fpga-0000:10:00.0', 'fpga-0000:11:00.0')]
+    + [(root + '-region0', 2) for root in ('fpga-0000:10:00.0',
+                                           'fpga-0000:11:00.0')]
+    + [(root + suffix, 0) for root in ('fpga-0000:10:00.0',
+                                       'fpga-0000:11:00.0')
+       for suffix in ('-region0-pf0', '-region0-pf0-vf0',
+                      '-region0-pf0-vf1')]
+    + [('gpu-0000:12:00.0', 1)])
 # name -> (parent, root) of each deployable, by name; None for a root.
-EXPECTED_TREE = {
-    'fpga-0000:10:00.0': (None, None),
-    'fpga-0000:10:00.0-region0': ('fpga-0000:10:00.0', 'fpga-0000:10:00.0'),
-    'fpga-0000:10:00.0-region0-pf0': ('fpga-0000:10:00.0-region0',
-                                      'fpga-0000:10:00.0'),
-    'fpga-0000:11:00.0': (None, None),
-    'fpga-0000:11:00.0-region0': ('fpga-0000:11:00.0', 'fpga-0000:11:00.0'),
-    'fpga-0000:11:00.0-region0-pf0': ('fpga-0000:11:00.0-region0',
-                                      'fpga-0000:11:00.0'),
-    'gpu-0000:12:00.0': (None, None),
-}
+EXPECTED_TREE = {'gpu-0000:12:00.0': (None, None)}
+for _root in ('fpga-0000:10:00.0', 'fpga-0000:11:00.0'):
+    EXPECTED_TREE.update({
+        _root: (None, None),
+        _root + '-region0': (_root, _root),
+        _root + '-region0-pf0': (_root + '-region0', _root),
+        _root + '-region0-pf0-vf0': (_root + '-region0-pf0', _root),
+        _root + '-region0-pf0-vf1': (_root + '-region0-pf0', _root),
+    })
 
 # A device profile asking for one region of the simulated FPGAs.
 FPGA_GROUPS = [{'resources:FPGA': '1', 'trait:CUSTOM_FAKE_DEVICE': 'required'}]
@@ -472,17 +471,17 @@ class TestClients(base.TestCase):
         deployables = self.deployables_over_http()
         self.assertEqual(EXPECTED_DEPLOYABLES, sorted(
             (d['name'], d['num_accelerators']) for d in deployables))
-        # A card's root, its region and the region's PF belong to the same
-        # device; three devices.
+        # A card's root, its region, the region's PF and the PF's VFs
+        # belong to the same device; three devices.
         device_of = {d['name']: d['device_id'] for d in deployables}
         for bus in ('10', '11'):
             root = 'fpga-0000:%s:00.0' % bus
             self.assertEqual({device_of[root]},
-                             {device_of[root + '-region0'],
-                              device_of[root + '-region0-pf0']})
+                             {device_of[name] for name in EXPECTED_TREE
+                              if name.startswith(root + '-')})
         self.assertEqual(3, len(set(device_of.values())))
-        # The regions' parent and root are the card's root; the PFs' root
-        # too. Only the regions and the whole GPU have providers.
+        # The regions' parent and root are the card's root; the PFs' and
+        # VFs' root too. Only the regions and the whole GPU have providers.
         self.assert_tree(deployables)
         self.assertEqual(
             ['fpga-0000:10:00.0-region0', 'fpga-0000:11:00.0-region0',

@@ -81,11 +81,15 @@ PROVIDERS = {
     'gpu-0000:12:00.0-nvidia-223': (
         GPU_ADDRESS, 'VGPU', 2, {'CUSTOM_NVIDIA_1EB8_T4_2B'}),
 }
-# Physical-function deployables: name -> parent deployable. No accelerators
-# of their own, so no provider.
+# Physical- and virtual-function deployables: name -> parent deployable (a
+# PF's region, a VF's PF). No accelerators of their own, so no provider.
 FUNCTIONS = {
     'fpga-0000:10:00.0-region0-pf0': 'fpga-0000:10:00.0-region0',
+    'fpga-0000:10:00.0-region0-pf0-vf0': 'fpga-0000:10:00.0-region0-pf0',
+    'fpga-0000:10:00.0-region0-pf0-vf1': 'fpga-0000:10:00.0-region0-pf0',
     'fpga-0000:10:00.0-region1-pf0': 'fpga-0000:10:00.0-region1',
+    'fpga-0000:10:00.0-region1-pf0-vf0': 'fpga-0000:10:00.0-region1-pf0',
+    'fpga-0000:10:00.0-region1-pf0-vf1': 'fpga-0000:10:00.0-region1-pf0',
     'fpga-0000:11:00.0-region0-pf0': 'fpga-0000:11:00.0-region0',
 }
 # The root of each card offering several parts (regions, vGPU types): name
@@ -247,8 +251,8 @@ class InventoryProcessesMixin(deployment.DeploymentMixin):
         deployables = self._deployables()
         names = {name for name, (address, *_) in PROVIDERS.items()
                  if address in expected_addresses}
-        names |= {name for name, parent in FUNCTIONS.items()
-                  if PROVIDERS[parent][0] in expected_addresses}
+        names |= {name for name in FUNCTIONS
+                  if device_address(name) in expected_addresses}
         names |= {name for name, address in ROOTS.items()
                   if address in expected_addresses}
         self.assertEqual(names, set(deployables))
@@ -280,7 +284,8 @@ class InventoryProcessesMixin(deployment.DeploymentMixin):
                                  deployable['num_accelerators'], name)
                 self.assertIsNotNone(deployable['rp_uuid'], name)
             else:
-                # A region's PF: below the region, in the card's tree.
+                # A region's PF below the region, a PF's VF below the PF;
+                # in the card's tree.
                 self.assertEqual(id_of(FUNCTIONS[name]),
                                  deployable['parent_id'], name)
                 self.assertEqual(id_of(root_name(name)),

@@ -140,14 +140,29 @@ class TestInventoryFile(FakeDriverTestCase):
              for handle in first.attach_handles])
         self.assertEqual({'TEST_PCI'}, {handle.attach_type
                                         for handle in first.attach_handles})
+        # Seed 000's tree: card, region, PFs, and each PF's VFs below it.
+        self.assertEqual(
+            [('fpga-0000:10:00.0-region0-pf0',
+              {'pci_address': '0000:10:00.0', 'num_vfs': '5'}),
+             ('fpga-0000:10:00.0-region0-pf1',
+              {'pci_address': '0000:10:00.1', 'num_vfs': '5'})],
+            [(pf.name, pf.attributes) for pf in first.children])
         self.assertEqual(
             [driver_base.DriverDeployable(
-                name='fpga-0000:10:00.0-region0-pf0', num_accelerators=0,
-                attributes={'pci_address': '0000:10:00.0', 'num_vfs': '5'}),
-             driver_base.DriverDeployable(
-                name='fpga-0000:10:00.0-region0-pf1', num_accelerators=0,
-                attributes={'pci_address': '0000:10:00.1', 'num_vfs': '5'})],
-            first.children)
+                name='fpga-0000:10:00.0-region0-pf1-vf%d' % index,
+                num_accelerators=0, attributes={'pci_address': address})
+             for index, address in enumerate(
+                 ['0000:10:01.5', '0000:10:01.6', '0000:10:01.7',
+                  '0000:10:02.0', '0000:10:02.1'])],
+            first.children[1].children)
+        self.assertEqual(
+            [driver_base.pci_address(handle.attach_info)
+             for handle in first.attach_handles],
+            [vf.attributes['pci_address'] for pf in first.children
+             for vf in pf.children])
+        self.assertEqual([0] * 12, [deployable.num_accelerators
+                                    for pf in first.children
+                                    for deployable in [pf] + pf.children])
         # A region without VFs is attached through its PF; it may say how
         # many accelerators it offers.
         self.assertEqual(3, second.num_accelerators)
@@ -252,8 +267,9 @@ class TestInventoryFile(FakeDriverTestCase):
                  for deployable in every_deployable(device)]
         self.assertEqual(310, len(set(controlpaths)))
         self.assertEqual(310 + 300 * 48, len(set(functions)))
-        # A card: its root, two regions and three PFs; a GPU: itself.
-        self.assertEqual(300 * 6 + 10, len(names))
+        # A card: its root, two regions, three PFs and 48 VFs; a GPU:
+        # itself.
+        self.assertEqual(300 * (6 + 48) + 10, len(names))
         self.assertEqual(len(names), len(set(names)))
         self.assertTrue(all(driver_base.is_pci_address(address)
                             for address in functions))

@@ -31,7 +31,11 @@ PAC_ARRIA10 = driver_base.DriverDevice(
                       '9346116D97F4432B4FA2A3A4B6A1D2AB',
             'trait3': 'CUSTOM_FPGA_FUNCTION_ID_INTEL_'
                       'D8424DC4A4A3C413F89E433683F9040B'},
-        attach_handles=[pci_handle('0000:5e:00.1')]))])
+        attach_handles=[pci_handle('0000:5e:00.1')],
+        # The VF the region is reached through is its child deployable.
+        children=[driver_base.DriverDeployable(
+            name='fpga-0000:5e:00.0-region0-vf0', num_accelerators=0,
+            attributes={'pci_address': '0000:5e:00.1'})]))])
 
 PAC_N3000 = driver_base.DriverDevice(
     type='FPGA', vendor='0x8086', model='pac_n3000',
@@ -130,6 +134,10 @@ class TestIntelFPGADriver(driver_test.SysfsDriverTestCase):
         self.assertEqual([[pci_handle('0000:5e:00.1')],
                           [pci_handle('0000:5e:00.2')]],
                          [region.attach_handles for region in regions])
+        self.assertEqual([[('fpga-0000:5e:00.0-region0-vf0', '0000:5e:00.1')],
+                          [('fpga-0000:5e:00.0-region1-vf0', '0000:5e:00.2')]],
+                         [[(vf.name, vf.attributes['pci_address'])
+                           for vf in region.children] for region in regions])
         self.assertEqual('CUSTOM_FPGA_REGION_INTEL_'
                          '9346116D97F4432B4FA2A3A4B6A1D2AB',
                          regions[1].attributes['trait2'])
