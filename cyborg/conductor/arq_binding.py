@@ -353,11 +353,14 @@ class Binder:
         return decisions
 
     def _notify(self, events):
-        """Send Nova ``events``; once it has them, they are no longer owed.
+        """Send Nova ``events`` (``finish``'s); once it has them, they are
+        no longer owed.
 
         Events Nova could not be given (unreachable, a server error) stay
         pending and the next sweep sends them again, so Nova may hear of
         an ARQ twice but never not at all. Without [nova] they are dropped.
+        Only the lease these events were sent under is cleared: an ARQ
+        unbound, bound again and ended meanwhile owes Nova its new event.
         """
         if not events:
             return
@@ -370,7 +373,8 @@ class Binder:
                           ', '.join(tags))
             return
         if delivered:
-            queries.clear_events_pending(self._context, tags)
+            queries.clear_events_pending(self._context, tags, events.owner,
+                                         events.lease_expires_at)
 
     # -- The sweep --------------------------------------------------------
 
@@ -585,7 +589,7 @@ def finish(context, decisions, owner, now, instance_uuids=()):
     bind.
 
     Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
-    external events to send.
+    external events to send (``Events``, which also names their lease).
     """
     instances = set(instance_uuids)
     instances.update(decision.instance_uuid for decision in decisions
@@ -651,9 +655,21 @@ def finish(context, decisions, owner, now, instance_uuids=()):
     # The events stay pending until Nova has them (Binder._notify), leased
     # to this sender meanwhile: if it dies or Nova cannot be reached, a
     # sweep sends them once the lease has run out.
+    events = Events(owner or 'sweep', now + _lease())
     queries.lease_events(context, [row['id'] for row in told],
-                         owner or 'sweep', now + _lease())
-    events = [nova_client.arq_event(row['instance_uuid'], row['uuid'],
-                                    row['state'] == BOUND)
-              for row in sorted(told, key=lambda row: row['id'])]
+                         events.owner, events.lease_expires_at)
+    events.extend(nova_client.arq_event(row['instance_uuid'], row['uuid'],
+                                        row['state'] == BOUND)
+                  for row in sorted(told, key=lambda row: row['id']))
     return ended, events
+
+
+class Events(list):
+    """The server external events ``finish`` collected, and the lease
+    (``owner``, ``lease_expires_at``) they were recorded as being sent
+    under."""
+
+    def __init__(self, owner, lease_expires_at):
+        super().__init__()
+        self.owner = owner
+        self.lease_expires_at = lease_expires_at

@@ -262,13 +262,21 @@ def lease_events(context, arq_ids, owner, expires_at):
 
 
 @db_api.writer
-def clear_events_pending(context, arq_uuids):
-    """Record that Nova was given the events of these ARQs (by uuid)."""
+def clear_events_pending(context, arq_uuids, owner, lease_expires_at):
+    """Record that Nova was given the events of these ARQs (by uuid), sent
+    under the lease ``lease_events`` gave ``owner`` until
+    ``lease_expires_at``.
+
+    An ARQ whose event lease is another (a sweep took the event over, or
+    the ARQ was bound again and owes Nova a new event) keeps its event.
+    """
     if not arq_uuids:
         return 0
     statement = sa.update(ARQ).where(
         ARQ.c.uuid.in_(sorted(arq_uuids)),
         ARQ.c.state != BIND_STARTED,
+        ARQ.c.bind_owner == owner,
+        ARQ.c.bind_lease_expires_at == lease_expires_at,
     ).values(bind_event_pending=None, bind_owner=None,
              bind_lease_expires_at=None)
     return context.session.connection().execute(statement).rowcount

@@ -134,6 +134,11 @@ class BindingTestsBase:
     def arq(self, arq_uuid):
         return objects.ExtARQ.get_by_uuid(self.context, arq_uuid)
 
+    def arq_row(self, arq_uuid):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(ARQ).where(
+                ARQ.c.uuid == arq_uuid)).one()
+
     def states(self, arq_uuids):
         return [self.arq(arq_uuid).state for arq_uuid in arq_uuids]
 
@@ -489,6 +494,28 @@ class NovaEventTests(BindingTestsBase):
         self.assertEqual([arq_uuid, arq_uuid],
                          [event['tag'] for event in self.nova.events()])
         self.assertEqual('completed', self.nova.events()[1]['status'])
+
+    def test_an_event_owed_by_a_later_bind_stays_owed(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        recording_send = self.nova.send_events
+
+        def rebound_meanwhile(events):
+            # While Nova is told of this bind, the ARQ is unbound, bound
+            # again and that bind ends: its event is owed, not yet leased.
+            self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+                state='Bound', bind_event_pending=True, bind_owner=None,
+                bind_lease_expires_at=None))
+            return recording_send(events)
+
+        self.nova.send_events = rebound_meanwhile
+        self.binder.bind([arq_uuid])
+        self.nova.send_events = recording_send
+
+        self.assertTrue(self.arq_row(arq_uuid).bind_event_pending)
+        self.binder.sweep()
+        self.assertEqual([arq_uuid, arq_uuid],
+                         [event['tag'] for event in self.nova.events()])
+        self.assertIsNone(self.arq_row(arq_uuid).bind_event_pending)
 
     def test_sweep_sends_events_owed_to_instances_done_binding(self):
         instance = uuidutils.generate_uuid()
