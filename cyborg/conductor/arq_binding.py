@@ -41,6 +41,7 @@ import time
 import uuid
 
 import oslo_messaging
+from oslo_utils import timeutils
 
 from cyborg import conf
 from cyborg import context as cyborg_context
@@ -63,10 +64,6 @@ STOP_TIMEOUT = 10
 SWEEP_BATCH = 100
 # A claim that loses a race for attach handles is tried this many times.
 CLAIM_ATTEMPTS = 3
-
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _bind_timeout():
@@ -272,7 +269,7 @@ class Binder:
         for attempt in range(1, CLAIM_ATTEMPTS + 1):
             try:
                 work, decisions = claim(self._context, arq_uuids, self.owner,
-                                        _utcnow())
+                                        timeutils.utcnow())
                 break
             except AttachHandleRace:
                 if attempt == CLAIM_ATTEMPTS:
@@ -284,7 +281,7 @@ class Binder:
             by_host[item.hostname].append(item)
         decisions.extend(self._prepare_hosts(by_host))
         ended, events = finish(self._context, decisions, self.owner,
-                               _utcnow())
+                               timeutils.utcnow())
         self._notify(events)
         return ended
 
@@ -307,7 +304,7 @@ class Binder:
 
     def _prepare(self, host, items):
         """One agent call for the ARQs of ``host``; their Decisions."""
-        now = _utcnow()
+        now = timeutils.utcnow()
         deadline = min(item.deadline for item in items)
         remaining = (deadline - now).total_seconds()
 
@@ -328,7 +325,7 @@ class Binder:
                 self._context, host, [item.for_agent() for item in items],
                 timeout=max(1, int(remaining + 0.999)))
         except oslo_messaging.MessagingTimeout:
-            if _utcnow() >= deadline:
+            if timeutils.utcnow() >= deadline:
                 return decide(FAILED, 'the agent of %s did not answer within '
                               'bind_timeout' % host)
             return decide(RETRY, 'the agent of %s did not answer' % host)
@@ -392,7 +389,7 @@ class Binder:
 
     def renew_leases(self, now=None):
         """Extend the leases of the ARQs queued or being bound here."""
-        now = now or _utcnow()
+        now = now or timeutils.utcnow()
         with self._active_lock:
             active = sorted(self._active)
         return queries.renew_leases(self._context, active, self.owner,
@@ -416,7 +413,7 @@ class Binder:
         ``initial`` (at start) takes over every ARQ that nobody leased,
         however young. Returns the uuids queued for taking over.
         """
-        now = _utcnow()
+        now = timeutils.utcnow()
         with self._active_lock:
             active = set(self._active)
         self.renew_leases(now)
@@ -461,7 +458,7 @@ class Binder:
                               % conf.CONF.conductor.bind_timeout,
                               _started_at(row))
                      for row in rows]
-        _, events = finish(self._context, decisions, None, _utcnow())
+        _, events = finish(self._context, decisions, None, timeutils.utcnow())
         self._notify(events)
 
 

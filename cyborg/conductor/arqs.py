@@ -12,9 +12,9 @@ commit. Callers other than admins and the service role see and change only
 their own project's ARQs; the others look missing (404).
 """
 
-import datetime
 import logging
 
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from cyborg import exception
@@ -35,10 +35,6 @@ UNBIND_FROM = (STATES.INITIAL, STATES.BIND_STARTED, STATES.BOUND,
 BOUND_STATES = (STATES.BIND_STARTED, STATES.BOUND)
 BINDING_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
 RESOURCES_PREFIX = 'resources:'
-
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def owner_filter(context):
@@ -105,8 +101,6 @@ def create(context, device_profile_name, device_profile_group_id=None):
 
 @db_api.writer
 def _create_rows(context, device_profile_name, group_id):
-    # On SQLite, wait for other writers now rather than fail on a stale
-    # snapshot at the insert and back off (other databases: nothing).
     profile = objects.DeviceProfile.get_by_name(context, device_profile_name)
     counts = arqs_per_group(profile.groups)
     if group_id is not None:
@@ -124,7 +118,7 @@ def _create_rows(context, device_profile_name, group_id):
                'device_profile_id': profile.id,
                'device_profile_group_id': index,
                'project_id': context.project_id,
-               'created_at': _utcnow()}
+               'created_at': timeutils.utcnow()}
               for index, count in wanted for _ in range(count)]
     if not values:
         raise exception.Invalid(
@@ -229,7 +223,7 @@ def _record_binds(context, bindings):
                    % (others[0]['instance_uuid'],
                       ', '.join(row['uuid'] for row in others)))
     by_id = {found[uuid]['id']: binding for uuid, binding in bindings.items()}
-    changed = arq_queries.start_binds(context, by_id, BIND_FROM, _utcnow())
+    changed = arq_queries.start_binds(context, by_id, BIND_FROM, timeutils.utcnow())
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(
@@ -254,7 +248,7 @@ def _unbind_rows(context, uuids):
     found = _locked(context, uuids)
     _check_states(found, UNBIND_FROM, 'unbind')
     ids = [row['id'] for row in found.values()]
-    changed = arq_queries.unbind_many(context, ids, UNBIND_FROM, _utcnow())
+    changed = arq_queries.unbind_many(context, ids, UNBIND_FROM, timeutils.utcnow())
     if changed != len(ids):
         raise exception.Conflict(
             'ARQs %s changed state during the unbind; nothing was unbound.'
@@ -303,5 +297,5 @@ def _delete_rows(context, uuids, instance_uuid):
             'Compute API to manage instance accelerators.' % ', '.join(bound))
     if found:
         arq_queries.destroy_many(context, [row['id'] for row in found.values()],
-                                 _utcnow())
+                                 timeutils.utcnow())
     return sorted(found)
