@@ -28,17 +28,9 @@ _REMOVE_KEYS = {'path', 'op'}
 
 
 def _bind_state(name, value):
-    if isinstance(value, (list, tuple)):
-        raise listing.invalid('%s may be given only once' % name)
-    if value != BIND_STATE_RESOLVED:
+    if listing.single(name, value) != BIND_STATE_RESOLVED:
         raise listing.invalid('bind_state must be resolved, not %r' % (value,))
     return value
-
-
-def _single_uuid(name, value):
-    if isinstance(value, (list, tuple)):
-        raise listing.invalid('%s may be given only once' % name)
-    return listing.uuid_value(name, value)
 
 
 def list_query(params):
@@ -213,9 +205,7 @@ def patch_request(body, version, uuid=None):
 
 
 def _uuid_list(name, value):
-    if isinstance(value, (list, tuple)):
-        raise listing.invalid('%s may be given only once' % name)
-    uuids = [item.strip() for item in value.split(',')]
+    uuids = [item.strip() for item in listing.single(name, value).split(',')]
     bad = [item for item in uuids if not uuidutils.is_uuid_like(item)]
     if bad or not uuids:
         raise listing.invalid('%s must be comma-separated ARQ UUIDs, not %r'
@@ -239,4 +229,5 @@ def delete_request(uuid, params):
         raise listing.invalid('Give exactly one of arqs and instance')
     if given == ['arqs']:
         return _uuid_list('arqs', params['arqs']), None
-    return None, _single_uuid('instance', params['instance']).lower()
+    instance = listing.single('instance', params['instance'])
+    return None, listing.uuid_value('instance', instance).lower()

@@ -83,9 +83,7 @@ def delete_refs(path_ref, params):
     unknown = sorted(set(params) - {DELETE_PARAMETER})
     if unknown:
         raise _invalid('Unknown query parameter %s', ', '.join(unknown))
-    value = params.get(DELETE_PARAMETER)
-    if isinstance(value, (list, tuple)):
-        raise _invalid('%s may be given only once', DELETE_PARAMETER)
+    value = listing.single(DELETE_PARAMETER, params.get(DELETE_PARAMETER))
     if path_ref is not None and value is not None:
         raise _invalid('Name the device profiles to delete in the path or '
                        'in %s, not both', DELETE_PARAMETER)

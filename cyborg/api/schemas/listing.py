@@ -75,7 +75,8 @@ def uuid_value(name, value):
     return value
 
 
-def _single(name, value):
+def single(name, value):
+    """``value`` of a query parameter that may be given only once."""
     if isinstance(value, (list, tuple)):
         raise invalid('%s may be given only once' % name)
     return value
@@ -86,7 +87,7 @@ def _limit(value):
     if value is None:
         return max_limit
     try:
-        limit = int(_single('limit', value), 10)
+        limit = int(single('limit', value), 10)
     except ValueError:
         limit = None
     if limit is None or not 1 <= limit <= max_limit:
@@ -132,18 +133,18 @@ def parse(params, filter_parsers, sort_keys, extra_parsers=None):
         filters.update(_filters_parameter(params['filters'], filter_parsers))
     for name, parser in filter_parsers.items():
         if name in params:
-            value = parser(name, _single(name, params[name]))
+            value = parser(name, single(name, params[name]))
             if filters.get(name, value) != value:
                 raise invalid('%s is given twice with different values' % name)
             filters[name] = value
     marker = params.get('marker')
     if marker is not None:
-        marker = uuid_value('marker', _single('marker', marker))
+        marker = uuid_value('marker', single('marker', marker))
     sort_key = params.get('sort_key')
-    if sort_key is not None and _single('sort_key', sort_key) not in sort_keys:
+    if sort_key is not None and single('sort_key', sort_key) not in sort_keys:
         raise invalid('sort_key must be one of %s, not %r'
                       % (', '.join(sort_keys), sort_key))
-    sort_dir = _single('sort_dir', params.get('sort_dir', 'asc'))
+    sort_dir = single('sort_dir', params.get('sort_dir', 'asc'))
     if sort_dir not in SORT_DIRECTIONS:
         raise invalid('sort_dir must be asc or desc, not %r' % (sort_dir,))
     extra = {name: parser(name, params[name])
