@@ -49,7 +49,7 @@ def owner_filter(context):
 
 
 def not_found(uuid):
-    return exception.ResourceNotFound(resource='ExtARQ', key='uuid',
+    return exception.ResourceNotFound(resource='ARQ', key='uuid',
                                       value=uuid)
 
 
@@ -125,7 +125,7 @@ def _create_rows(context, device_profile_name, group_id):
             reason='device profile %s asks for no accelerator%s'
                    % (device_profile_name,
                       '' if group_id is None else ' in group %d' % group_id))
-    return [objects.ExtARQ._from_result(context, row)
+    return [objects.ARQ._from_result(context, row)
             for row in arq_queries.create_many(context, values)]
 
 

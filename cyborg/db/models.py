@@ -175,7 +175,7 @@ class DeviceProfile(Base):
     profile_json = orm.mapped_column(sa.Text, nullable=False)
 
 
-class AcceleratorRequest(Base):
+class ARQ(Base):
     """An accelerator request (ARQ): one accelerator for one instance.
 
     ``attach_handle_id`` is unique: one attach handle can belong to at most

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from cyborg.db import api as db_api
 from cyborg.db import models
 
-ARQ = models.AcceleratorRequest.__table__
+ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
 Deployable = models.Deployable.__table__
 Device = models.Device.__table__

@@ -10,7 +10,7 @@ from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import rows
 
-ARQ = models.AcceleratorRequest
+ARQ = models.ARQ
 # Fields that come from joined tables, by the name the ARQ object gives them.
 JOINED = {
     'device_profile_name': models.DeviceProfile.name,
@@ -105,7 +105,7 @@ def create_many(context, values_list):
         return []
     context.session.execute(sa.insert(ARQ), values_list)
     uuids = [values['uuid'] for values in values_list]
-    found = {row.AcceleratorRequest.uuid: row for row in context.session.execute(
+    found = {row.ARQ.uuid: row for row in context.session.execute(
         _select().where(ARQ.uuid.in_(uuids)))}
     return [found[uuid] for uuid in uuids]
 

@@ -88,7 +88,7 @@ def find_for_delete(context, refs):
 @db_api.reader
 def count_arqs_using(context, device_profile_ids):
     """``{profile id: number of ARQs using it}`` for the profiles in use."""
-    arq = models.AcceleratorRequest
+    arq = models.ARQ
     query = sa.select(arq.device_profile_id, sa.func.count(arq.id)).where(
         arq.device_profile_id.in_(device_profile_ids)).group_by(
             arq.device_profile_id)

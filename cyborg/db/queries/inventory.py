@@ -16,7 +16,7 @@ ControlpathID = models.ControlpathID.__table__
 Deployable = models.Deployable.__table__
 Attribute = models.Attribute.__table__
 AttachHandle = models.AttachHandle.__table__
-AcceleratorRequest = models.AcceleratorRequest.__table__
+ARQ = models.ARQ.__table__
 
 # ARQ states in which an ARQ holds its deployable and attach handle.
 HOLDING_ARQ_STATES = ('Bound', 'BindStarted')
@@ -90,11 +90,11 @@ def held_by_arqs(context, host):
     """
     handle_ids_of_host = sa.select(AttachHandle.c.id).where(
         AttachHandle.c.deployable_id.in_(_deployable_ids_of(host)))
-    query = sa.select(AcceleratorRequest.c.deployable_id,
-                      AcceleratorRequest.c.attach_handle_id).where(
-        AcceleratorRequest.c.state.in_(HOLDING_ARQ_STATES),
-        sa.or_(AcceleratorRequest.c.deployable_id.in_(_deployable_ids_of(host)),
-               AcceleratorRequest.c.attach_handle_id.in_(handle_ids_of_host)))
+    query = sa.select(ARQ.c.deployable_id,
+                      ARQ.c.attach_handle_id).where(
+        ARQ.c.state.in_(HOLDING_ARQ_STATES),
+        sa.or_(ARQ.c.deployable_id.in_(_deployable_ids_of(host)),
+               ARQ.c.attach_handle_id.in_(handle_ids_of_host)))
     deployable_ids = set()
     attach_handle_ids = set()
     for deployable_id, attach_handle_id in context.session.execute(query):
@@ -150,9 +150,9 @@ def set_attach_handles_in_use(context, attach_handle_ids, in_use, updated_at):
             AttachHandle.c.id.in_(chunk)).values(
             in_use=in_use, updated_at=updated_at)
         if not in_use:
-            held = sa.select(AcceleratorRequest.c.id).where(
-                AcceleratorRequest.c.attach_handle_id == AttachHandle.c.id,
-                AcceleratorRequest.c.state.in_(HOLDING_ARQ_STATES))
+            held = sa.select(ARQ.c.id).where(
+                ARQ.c.attach_handle_id == AttachHandle.c.id,
+                ARQ.c.state.in_(HOLDING_ARQ_STATES))
             statement = statement.where(~sa.exists(held))
         context.session.connection().execute(statement)
 

@@ -6,7 +6,7 @@ Each collection's controller lives in ``controllers/v2/<collection>.py``.
 import pecan
 
 from cyborg.api.controllers import versions
-from cyborg.api.controllers.v2 import accelerator_requests as arq_controllers
+from cyborg.api.controllers.v2 import arqs as arq_controllers
 from cyborg.api.controllers.v2 import attributes as attribute_controllers
 from cyborg.api.controllers.v2 import deployables as deployable_controllers
 from cyborg.api.controllers.v2 import device_profiles as device_profile_controllers
@@ -21,7 +21,7 @@ class V2Controller:
     deployables = deployable_controllers.DeployablesController()
     attributes = attribute_controllers.AttributesController()
     device_profiles = device_profile_controllers.DeviceProfilesController()
-    accelerator_requests = arq_controllers.AcceleratorRequestsController()
+    accelerator_requests = arq_controllers.ARQsController()
 
     @pecan.expose(generic=True, template='json')
     def index(self):

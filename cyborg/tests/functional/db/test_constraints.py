@@ -40,18 +40,18 @@ class ConstraintsTestMixin:
         self.assertRaises(db_exception.DBDuplicateEntry, records.make_arq,
                           self.context, self.profile, state='Bound',
                           attach_handle_id=handle.id)
-        self.assertEqual(1, self._count(models.AcceleratorRequest))
+        self.assertEqual(1, self._count(models.ARQ))
 
     def test_unknown_arq_state_is_refused_by_the_database(self):
         arq = records.make_arq(self.context, self.profile)
 
         with self.database.engine.begin() as connection:
-            statement = sa.update(models.AcceleratorRequest).values(
+            statement = sa.update(models.ARQ).values(
                 state='Exploded')
             # oslo.db maps no CHECK violation; MariaDB reports it as error 4025.
             self.assertRaises((db_exception.DBError, sa.exc.DBAPIError),
                               connection.execute, statement)
-        self.assertEqual('Initial', objects.ExtARQ.get_by_uuid(
+        self.assertEqual('Initial', objects.ARQ.get_by_uuid(
             self.context, arq.uuid).state)
 
     def test_deleting_a_device_removes_its_dependent_rows(self):
@@ -76,7 +76,7 @@ class ConstraintsTestMixin:
         self.assertEqual([survivor.attach_handles[0].uuid],
                          [item.uuid for item in objects.AttachHandle.list(self.context)])
         # The ARQ stays (Nova owns it) but lets go of the vanished handle.
-        loaded = objects.ExtARQ.get_by_uuid(self.context, arq.uuid)
+        loaded = objects.ARQ.get_by_uuid(self.context, arq.uuid)
         self.assertIsNone(loaded.attach_handle_id)
         self.assertIsNone(loaded.deployable_id)
 

@@ -23,7 +23,7 @@ from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.db import records
 
-ARQ = models.AcceleratorRequest.__table__
+ARQ = models.ARQ.__table__
 # A moment with a fraction of a second, and offsets within that second.
 MOMENT = datetime.datetime(2026, 11, 23, 2, 30, 15, 700000)
 TENTHS = datetime.timedelta(milliseconds=200)

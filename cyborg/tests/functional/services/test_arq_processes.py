@@ -278,16 +278,16 @@ class ArqProcessesMixin(deployment.DeploymentMixin):
         """{ARQ uuid: attach_handle_id} as the database holds them."""
         with self.database.engine.connect() as connection:
             rows = connection.execute(
-                sa.select(models.AcceleratorRequest.uuid,
-                          models.AcceleratorRequest.attach_handle_id)
-                .where(models.AcceleratorRequest.uuid.in_(arq_uuids))).all()
+                sa.select(models.ARQ.uuid,
+                          models.ARQ.attach_handle_id)
+                .where(models.ARQ.uuid.in_(arq_uuids))).all()
         return dict(rows)
 
     def _arq_count(self):
         with self.database.engine.connect() as connection:
             return connection.execute(
                 sa.select(sa.func.count()).select_from(
-                    models.AcceleratorRequest)).scalar_one()
+                    models.ARQ)).scalar_one()
 
     # -- The checks --------------------------------------------------------
 

@@ -22,7 +22,7 @@ from cyborg.tests.functional.services import test_arq_processes as cases
 from cyborg.tests.unit.db import records
 
 BIND_TIMEOUT = 6
-ARQ = models.AcceleratorRequest.__table__
+ARQ = models.ARQ.__table__
 
 
 class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
@@ -66,7 +66,7 @@ class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
         self.services.append(successor)
 
         def resolved():
-            states = {arq_uuid: objects.ExtARQ.get_by_uuid(
+            states = {arq_uuid: objects.ARQ.get_by_uuid(
                 self.context, arq_uuid).state
                 for arq_uuid in (claimed, waiting, hanging)}
             return states if 'BindStarted' not in states.values() else None
@@ -74,7 +74,7 @@ class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
         self.assertEqual(
             {claimed: 'Bound', waiting: 'Bound', hanging: 'BindFailed'},
             self._wait_until(resolved, 'the recorded binds resolved'))
-        arqs = {arq_uuid: objects.ExtARQ.get_by_uuid(self.context, arq_uuid)
+        arqs = {arq_uuid: objects.ARQ.get_by_uuid(self.context, arq_uuid)
                 for arq_uuid in (claimed, waiting, hanging)}
         # The dead conductor's choice of handle is kept.
         self.assertEqual(chosen_handle, arqs[claimed].attach_handle_id)

@@ -33,7 +33,7 @@ from cyborg.tests.unit.db import records
 from cyborg.tests.unit.objects import test_list_statement_counts
 
 HOST = 'compute-1'
-ARQ = models.AcceleratorRequest.__table__
+ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
 Deployable = models.Deployable.__table__
 Device = models.Device.__table__
@@ -132,7 +132,7 @@ class BindingTestsBase:
         return arq.uuid
 
     def arq(self, arq_uuid):
-        return objects.ExtARQ.get_by_uuid(self.context, arq_uuid)
+        return objects.ARQ.get_by_uuid(self.context, arq_uuid)
 
     def arq_row(self, arq_uuid):
         with self.database.engine.connect() as connection:

@@ -85,7 +85,7 @@ class TestARQs(base.TestCase):
         return len(self.statements), result
 
     def _states(self, uuids):
-        return [objects.ExtARQ.get_by_uuid(self.admin, uuid).state
+        return [objects.ARQ.get_by_uuid(self.admin, uuid).state
                 for uuid in uuids]
 
     def _create(self, count, context=None):
@@ -118,7 +118,7 @@ class TestARQs(base.TestCase):
             error = self.assertRaises(exception.Invalid, arqs.create,
                                       self.member, 'two-groups', group_id)
             self.assertEqual(400, error.code)
-        self.assertEqual([], objects.ExtARQ.list(self.admin))
+        self.assertEqual([], objects.ARQ.list(self.admin))
 
     def test_create_of_an_unknown_or_empty_profile_is_404(self):
         for name in ('nope', ''):
@@ -132,7 +132,7 @@ class TestARQs(base.TestCase):
         error = self.assertRaises(exception.Invalid, arqs.create,
                                   self.member, 'none')
         self.assertEqual(400, error.code)
-        self.assertEqual([], objects.ExtARQ.list(self.admin))
+        self.assertEqual([], objects.ARQ.list(self.admin))
 
     def test_create_costs_the_same_statements_for_1_and_50(self):
         small = records.make_device_profile(
@@ -160,7 +160,7 @@ class TestARQs(base.TestCase):
 
         self.assertEqual([sorted(uuids)], self.binder.submitted)
         for uuid in uuids:
-            arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+            arq = objects.ARQ.get_by_uuid(self.admin, uuid)
             self.assertEqual('BindStarted', arq.state)
             self.assertEqual(('compute-1', rp_uuid, instance, PROJECT),
                              (arq.hostname, arq.device_rp_uuid,
@@ -178,7 +178,7 @@ class TestARQs(base.TestCase):
 
         arqs.bind(self.admin, self.binder, {uuid: binding})
         self.assertEqual('elsewhere',
-                         objects.ExtARQ.get_by_uuid(self.admin,
+                         objects.ARQ.get_by_uuid(self.admin,
                                                     uuid).project_id)
 
     def test_bind_of_a_missing_arq_changes_nothing(self):
@@ -319,7 +319,7 @@ class TestARQs(base.TestCase):
         uuid = self._create(1)[0]
         arqs.bind(self.nova, self.binder, {uuid: _binding(
             uuidutils.generate_uuid(), tree.deployable.rp_uuid)})
-        arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+        arq = objects.ARQ.get_by_uuid(self.admin, uuid)
         handle = tree.attach_handles[0]
         handle.in_use = True
         handle.save(self.admin)
@@ -330,12 +330,12 @@ class TestARQs(base.TestCase):
 
     def test_unbind_frees_the_handle(self):
         uuid, handle = self._bound_arq_with_handle()
-        self.assertEqual('TEST_PCI', objects.ExtARQ.get_by_uuid(
+        self.assertEqual('TEST_PCI', objects.ARQ.get_by_uuid(
             self.admin, uuid).attach_handle_type)
 
         arqs.unbind(self.nova, [uuid])
 
-        arq = objects.ExtARQ.get_by_uuid(self.admin, uuid)
+        arq = objects.ARQ.get_by_uuid(self.admin, uuid)
         self.assertEqual('Unbound', arq.state)
         self.assertIsNone(arq.hostname)
         self.assertIsNone(arq.device_rp_uuid)
@@ -388,7 +388,7 @@ class TestARQs(base.TestCase):
         self.assertIn(missing, error.message)
         self.assertEqual(['Initial', 'Initial'], self._states(uuids))
         arqs.delete(self.nova, arq_uuids=uuids)
-        self.assertEqual([], objects.ExtARQ.list(self.admin))
+        self.assertEqual([], objects.ARQ.list(self.admin))
 
     def test_delete_needs_exactly_one_selector(self):
         self.assertRaises(exception.Invalid, arqs.delete, self.nova)
@@ -398,14 +398,14 @@ class TestARQs(base.TestCase):
 
     def test_delete_by_instance_frees_handles_and_is_idempotent(self):
         uuid, handle = self._bound_arq_with_handle()
-        instance = objects.ExtARQ.get_by_uuid(self.admin, uuid).instance_uuid
+        instance = objects.ARQ.get_by_uuid(self.admin, uuid).instance_uuid
         keep = self._create(1)[0]
 
         arqs.delete(self.nova, instance_uuid=instance)
         arqs.delete(self.nova, instance_uuid=instance)
 
         self.assertEqual([keep], [arq.uuid for arq in
-                                  objects.ExtARQ.list(self.admin)])
+                                  objects.ARQ.list(self.admin)])
         self.assertFalse(objects.AttachHandle.get_by_uuid(
             self.admin, handle.uuid).in_use)
 
@@ -416,7 +416,7 @@ class TestARQs(base.TestCase):
         self.assertEqual(403, error.code)
         self.assertEqual(['Bound'], self._states([uuid]))
         arqs.delete(self.nova, arq_uuids=[uuid])
-        self.assertEqual([], objects.ExtARQ.list(self.admin))
+        self.assertEqual([], objects.ARQ.list(self.admin))
 
     def test_delete_of_another_projects_arqs_is_404_or_nothing(self):
         uuid = self._create(1, self.other)[0]
@@ -428,7 +428,7 @@ class TestARQs(base.TestCase):
         # Nova's user token is of project-a: the service-token holder
         # still has no service role here, so project-b's ARQ stays.
         self.assertEqual([uuid], [arq.uuid for arq in
-                                  objects.ExtARQ.list(self.admin)])
+                                  objects.ARQ.list(self.admin)])
 
     def test_delete_costs_the_same_statements_for_1_and_50(self):
         counts = []
@@ -439,7 +439,7 @@ class TestARQs(base.TestCase):
             counts.append(count)
         self.assertEqual(counts[0], counts[1])
         self.assertLessEqual(counts[1], 4)
-        self.assertEqual([], objects.ExtARQ.list(self.admin))
+        self.assertEqual([], objects.ARQ.list(self.admin))
 
 
 class TestARQsMySQL(TestARQs):

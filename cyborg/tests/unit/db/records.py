@@ -84,7 +84,7 @@ def make_arq(context, device_profile, **overrides):
     values = {'device_profile_id': device_profile.id,
               'device_profile_group_id': 0, 'state': 'Initial'}
     values.update(overrides)
-    arq = objects.ExtARQ(**values)
+    arq = objects.ARQ(**values)
     arq.create(context)
     return arq
 

@@ -64,7 +64,7 @@ class ListStatementCountTest(base.TestCase):
         counts = {}
         for cls in (objects.Device, objects.Deployable, objects.Attribute,
                     objects.ControlpathID, objects.AttachHandle,
-                    objects.DeviceProfile, objects.ExtARQ):
+                    objects.DeviceProfile, objects.ARQ):
             # Page after the first row, so every page holds rows.
             first = cls.list(self.context, limit=1, sort_key='created_at')[0]
             with counting_statements(self.database.engine) as plain:

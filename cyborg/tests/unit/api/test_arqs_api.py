@@ -80,7 +80,7 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
                              status=202)[0]
 
     def _states(self, uuids):
-        states = {arq.uuid: arq.state for arq in objects.ExtARQ.list(
+        states = {arq.uuid: arq.state for arq in objects.ARQ.list(
             self.context, filters={'uuid': uuids})}
         return [states.get(uuid) for uuid in uuids]
 
@@ -120,7 +120,7 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
             uuids = self._create(count)[1]
             instance = uuidutils.generate_uuid()
             self._bind(uuids, instance)
-            for arq in objects.ExtARQ.list(self.context,
+            for arq in objects.ARQ.list(self.context,
                                            filters={'uuid': uuids}):
                 arq.state = 'Bound'
                 arq.save(self.context)

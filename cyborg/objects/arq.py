@@ -1,4 +1,4 @@
-"""ExtARQ: an accelerator request with its profile name and attach handle."""
+"""ARQ: an accelerator request with its profile name and attach handle."""
 
 from oslo_serialization import jsonutils
 
@@ -8,7 +8,7 @@ from cyborg.objects import fields
 
 
 @base.CyborgObjectRegistry.register
-class ExtARQ(base.TableObject):
+class ARQ(base.TableObject):
     """One accelerator for one instance (a row of extended_accelerator_requests).
 
     ``device_profile_name`` and the ``attach_handle_*`` fields come from the
@@ -58,7 +58,7 @@ class ExtARQ(base.TableObject):
     def _from_result(cls, context, result):
         info = result.attach_handle_info
         return cls.from_db(
-            context, result.AcceleratorRequest,
+            context, result.ARQ,
             device_profile_name=result.device_profile_name,
             attach_handle_type=result.attach_handle_type,
             attach_handle_uuid=result.attach_handle_uuid,

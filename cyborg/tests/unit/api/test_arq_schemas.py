@@ -4,7 +4,7 @@ import microversion_parse
 from oslo_utils import uuidutils
 
 from cyborg import exception
-from cyborg.api.schemas import accelerator_requests as schemas
+from cyborg.api.schemas import arqs as schemas
 from cyborg.tests import base
 
 V2_0 = microversion_parse.Version(2, 0)

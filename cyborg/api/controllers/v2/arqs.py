@@ -16,9 +16,9 @@ from pecan import rest
 
 from cyborg import exception
 from cyborg import objects
-from cyborg.api.schemas import accelerator_requests as arq_schemas
+from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
-from cyborg.api.views import accelerator_requests as arq_views
+from cyborg.api.views import arqs as arq_views
 from cyborg.conductor import arqs as arq_workflows
 from cyborg.policies import arq as arq_policies
 
@@ -49,7 +49,7 @@ def _accepted():
     return response
 
 
-class AcceleratorRequestsController(rest.RestController):
+class ARQsController(rest.RestController):
     """GET, POST, PATCH, DELETE /v2/accelerator_requests[/{uuid}]."""
 
     @pecan.expose('json')
@@ -67,12 +67,12 @@ class AcceleratorRequestsController(rest.RestController):
             filters['project_id'] = project_id
         if 'bind_state' in query.extra:
             instance = filters['instance_uuid']
-            unresolved = objects.ExtARQ.unresolved_uuids(context, instance,
+            unresolved = objects.ARQ.unresolved_uuids(context, instance,
                                                          project_id)
             if unresolved:
                 raise ARQsNotResolved(instance=instance,
                                       uuids=', '.join(unresolved))
-        arqs = objects.ExtARQ.list(
+        arqs = objects.ARQ.list(
             context, filters=filters, **query.paging())
         return arq_views.collection(arqs, query, params)
 
@@ -82,7 +82,7 @@ class AcceleratorRequestsController(rest.RestController):
         request = pecan.request
         context = request.context
         context.can(arq_policies.SHOW)
-        arq = objects.ExtARQ.get_by_uuid(context, uuid)
+        arq = objects.ARQ.get_by_uuid(context, uuid)
         project_id = arq_workflows.owner_filter(context)
         if project_id is not None and arq.project_id != project_id:
             raise arq_workflows.not_found(uuid)

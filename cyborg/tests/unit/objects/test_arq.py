@@ -1,4 +1,4 @@
-"""ExtARQ objects on SQLite: joined profile and attach handle fields, updates."""
+"""ARQ objects on SQLite: joined profile and attach handle fields, updates."""
 
 from oslo_db import exception as db_exception
 
@@ -12,7 +12,7 @@ from cyborg.tests.unit.db import records
 INSTANCE = '0d7b9d43-30f1-4a3c-9f6e-d1a8d1bc4e0f'
 
 
-class ExtARQTest(base.TestCase):
+class ARQTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -47,7 +47,7 @@ class ExtARQTest(base.TestCase):
                         '"function": "7"}')
 
         self._bind(arq, handle)
-        loaded = objects.ExtARQ.get_by_uuid(self.context, arq.uuid)
+        loaded = objects.ARQ.get_by_uuid(self.context, arq.uuid)
 
         for item in (arq, loaded):
             self.assertEqual('Bound', item.state)
@@ -64,11 +64,11 @@ class ExtARQTest(base.TestCase):
         records.make_arq(self.context, other_profile)
         self._bind(second, self.tree.attach_handles[1])
 
-        by_instance = objects.ExtARQ.list(
+        by_instance = objects.ARQ.list(
             self.context, filters={'instance_uuid': INSTANCE})
-        by_profile = objects.ExtARQ.list(
+        by_profile = objects.ARQ.list(
             self.context, filters={'device_profile_name': 'fpga'})
-        by_states = objects.ExtARQ.list(
+        by_states = objects.ARQ.list(
             self.context, filters={'state': ['Initial', 'Unbound'],
                                    'device_profile_name': 'fpga'})
 
@@ -82,11 +82,11 @@ class ExtARQTest(base.TestCase):
         bound = records.make_arq(self.context, self.profile)
         self._bind(bound, self.tree.attach_handles[0])
 
-        ascending = objects.ExtARQ.list(self.context,
+        ascending = objects.ARQ.list(self.context,
                                         sort_key='attach_handle_uuid')
-        after_unbound = objects.ExtARQ.list(
+        after_unbound = objects.ARQ.list(
             self.context, sort_key='attach_handle_uuid', marker=unbound.uuid)
-        descending = objects.ExtARQ.list(
+        descending = objects.ARQ.list(
             self.context, sort_key='attach_handle_uuid', sort_dir='desc',
             limit=1)
 
@@ -102,7 +102,7 @@ class ExtARQTest(base.TestCase):
 
         self.assertRaises(db_exception.DBDuplicateEntry, self._bind, second,
                           handle)
-        self.assertIsNone(objects.ExtARQ.get_by_uuid(
+        self.assertIsNone(objects.ARQ.get_by_uuid(
             self.context, second.uuid).attach_handle_id)
 
     def test_removing_the_device_detaches_bound_arqs(self):
@@ -111,7 +111,7 @@ class ExtARQTest(base.TestCase):
 
         self.tree.device.destroy(self.context)
 
-        loaded = objects.ExtARQ.get_by_uuid(self.context, arq.uuid)
+        loaded = objects.ARQ.get_by_uuid(self.context, arq.uuid)
         self.assertIsNone(loaded.attach_handle_id)
         self.assertIsNone(loaded.deployable_id)
         self.assertIsNone(loaded.attach_handle_uuid)
@@ -122,7 +122,7 @@ class ExtARQTest(base.TestCase):
         arq.destroy(self.context)
 
         self.assertRaises(exception.ResourceNotFound,
-                          objects.ExtARQ.get_by_uuid, self.context, arq.uuid)
+                          objects.ARQ.get_by_uuid, self.context, arq.uuid)
 
     def test_unknown_state_is_refused(self):
-        self.assertRaises(ValueError, objects.ExtARQ, state='Exploded')
+        self.assertRaises(ValueError, objects.ARQ, state='Exploded')
