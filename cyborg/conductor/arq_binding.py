@@ -49,13 +49,15 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import nova as nova_client
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
+from cyborg.db.queries import attach_handles
+from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
-BOUND = 'Bound'
-BIND_FAILED = 'BindFailed'
-BIND_STARTED = 'BindStarted'
-DISABLED_DEVICE_STATUS = 'maintaining'
+BOUND = fields.ARQState.BOUND
+BIND_FAILED = fields.ARQState.BIND_FAILED
+BIND_STARTED = fields.ARQState.BIND_STARTED
+DISABLED_DEVICE_STATUS = fields.DeviceStatus.MAINTAINING
 # A lease lasts this many sweep intervals; each sweep renews it.
 LEASE_INTERVALS = 3
 # How long stopping waits for the binds under way.
@@ -523,8 +525,8 @@ def claim(context, arq_uuids, owner, now):
 
     free = collections.defaultdict(list)
     if waiting:
-        handles = queries.lock_free_attach_handles(context, list(waiting))
-        held = queries.attach_handles_held(
+        handles = attach_handles.lock_free(context, list(waiting))
+        held = attach_handles.held(
             context, [handle['id'] for handle in handles])
         if held:
             LOG.warning('Attach handles %s are marked free but ARQs hold '
@@ -548,7 +550,7 @@ def claim(context, arq_uuids, owner, now):
             assignments[row['id']] = (handle['id'], deployable_id)
             work.append(item)
 
-    taken = queries.take_attach_handles(
+    taken = attach_handles.take(
         context, [handle_id for handle_id, _ in assignments.values()], now)
     if taken != len(assignments):
         raise AttachHandleRace()
@@ -636,7 +638,7 @@ def finish(context, decisions, owner, now, instance_uuids=()):
 
     queries.end_binds(context, bound_ids, BOUND, now, False)
     queries.end_binds(context, failed_ids, BIND_FAILED, now, True)
-    queries.free_attach_handles(context, freed_handles, now)
+    attach_handles.free(context, freed_handles, now)
     if owner is not None:
         queries.release_leases(context, released, owner)
 

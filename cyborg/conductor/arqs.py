@@ -27,12 +27,6 @@ from cyborg.policies import base as policy_base
 LOG = logging.getLogger(__name__)
 
 STATES = fields.ARQState
-# States each change is allowed from (api-contract.md §4).
-BIND_FROM = (STATES.INITIAL, STATES.UNBOUND)
-UNBIND_FROM = (STATES.INITIAL, STATES.BIND_STARTED, STATES.BOUND,
-               STATES.BIND_FAILED)
-# An instance holding ARQs in these states has ARQs bound already.
-BOUND_STATES = (STATES.BIND_STARTED, STATES.BOUND)
 BINDING_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
 RESOURCES_PREFIX = 'resources:'
 
@@ -212,10 +206,10 @@ def _check_bindings(context, bindings):
 @db_api.writer
 def _record_binds(context, bindings):
     found = _locked(context, list(bindings))
-    _check_states(found, BIND_FROM, 'bind')
+    _check_states(found, STATES.BIND_FROM, 'bind')
     instances = {binding['instance_uuid'] for binding in bindings.values()}
     others = arq_queries.bound_to_instances(
-        context, instances, BOUND_STATES,
+        context, instances, STATES.HOLDING,
         [row['id'] for row in found.values()])
     if others:
         raise exception.Invalid(
@@ -223,7 +217,7 @@ def _record_binds(context, bindings):
                    % (others[0]['instance_uuid'],
                       ', '.join(row['uuid'] for row in others)))
     by_id = {found[uuid]['id']: binding for uuid, binding in bindings.items()}
-    changed = arq_queries.start_binds(context, by_id, BIND_FROM, timeutils.utcnow())
+    changed = arq_queries.start_binds(context, by_id, STATES.BIND_FROM, timeutils.utcnow())
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(
@@ -246,9 +240,9 @@ def unbind(context, arq_uuids):
 @db_api.writer
 def _unbind_rows(context, uuids):
     found = _locked(context, uuids)
-    _check_states(found, UNBIND_FROM, 'unbind')
+    _check_states(found, STATES.UNBIND_FROM, 'unbind')
     ids = [row['id'] for row in found.values()]
-    changed = arq_queries.unbind_many(context, ids, UNBIND_FROM, timeutils.utcnow())
+    changed = arq_queries.unbind_many(context, ids, STATES.UNBIND_FROM, timeutils.utcnow())
     if changed != len(ids):
         raise exception.Conflict(
             'ARQs %s changed state during the unbind; nothing was unbound.'

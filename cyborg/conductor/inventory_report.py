@@ -43,12 +43,17 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg.db import api as db_api
+from cyborg.db.queries import attach_handles
 from cyborg.db.queries import host_locks
 from cyborg.db.queries import inventory
+from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
-ATTACH_TYPES = ('PCI', 'MDEV', 'TEST_PCI')
+ENABLED = fields.DeviceStatus.ENABLED
+MAINTAINING = fields.DeviceStatus.MAINTAINING
+
+ATTACH_TYPES = fields.AttachHandleType.ALL
 DEPLOYABLE_NAME = re.compile(r'^[A-Za-z0-9_.:-]+$')
 # Trees are written one level per statement, so their depth is bounded.
 MAX_DEPLOYABLE_DEPTH = 6
@@ -384,7 +389,7 @@ class _Reconciliation:
         self.deployable_uuids = {row_id: row['uuid']
                                  for row_id, row in self.deployables.items()}
         self.attach_handles = {row['id']: row for row in
-                               inventory.attach_handles_of_host(context, host)}
+                               attach_handles.of_host(context, host)}
         self.attach_handle_by_identity = {
             (row['deployable_id'], row['attach_type'],
              _canonical_text(row['attach_info'])): row
@@ -406,7 +411,7 @@ class _Reconciliation:
             if row is None:
                 new_devices.append((device, dict(
                     columns, uuid=uuidutils.generate_uuid(),
-                    hostname=self.host, status='enabled',
+                    hostname=self.host, status=ENABLED,
                     created_at=self.now)))
                 continue
             device_ids[device.identity] = row['id']
@@ -574,9 +579,9 @@ class _Reconciliation:
         inserted = inventory.insert_rows(
             self.context, inventory.AttachHandle, new_rows)
         self.reported_attach_handle_ids.update(inserted.values())
-        inventory.set_attach_handles_in_use(self.context, mark_used, True,
+        attach_handles.set_in_use(self.context, mark_used, True,
                                             self.now)
-        inventory.set_attach_handles_in_use(self.context, mark_free, False,
+        attach_handles.set_in_use(self.context, mark_free, False,
                                             self.now)
 
     # Removals, except of what bound ARQs hold.
@@ -675,17 +680,17 @@ class _Reconciliation:
                 what, self.host, since, KEPT_SUFFIX)
             LOG.warning('Device %s of host %s: %s', row['uuid'], self.host,
                         reason)
-            if row['status'] == 'enabled':
-                updates.append({'id': device_id, 'status': 'maintaining',
+            if row['status'] == ENABLED:
+                updates.append({'id': device_id, 'status': MAINTAINING,
                                 'status_reason': _shorten(reason),
                                 'updated_at': self.now})
         for device_id in sorted(reported_devices - set(self.kept_parts)):
             row = self.devices.get(device_id)
-            if (row is not None and row['status'] == 'maintaining'
+            if (row is not None and row['status'] == MAINTAINING
                     and (row['status_reason'] or '').endswith(KEPT_SUFFIX)):
                 LOG.info('Device %s of host %s is fully reported again; '
                          'enabled', row['uuid'], self.host)
-                updates.append({'id': device_id, 'status': 'enabled',
+                updates.append({'id': device_id, 'status': ENABLED,
                                 'status_reason': None,
                                 'updated_at': self.now})
         inventory.update_rows(self.context, inventory.Device, updates)

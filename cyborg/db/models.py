@@ -11,6 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 
+from cyborg.objects import fields
+
 
 # Every timestamp column: naive UTC with microseconds on every backend.
 # MariaDB's and MySQL's plain DATETIME drops the fraction of a second, so
@@ -21,6 +23,12 @@ Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql', 'mariadb'
 
 def _utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _one_of(column, values):
+    """The text of a CHECK constraint: ``column`` holds one of ``values``."""
+    return '%s IN (%s)' % (column, ', '.join("'%s'" % value
+                                             for value in values))
 
 
 class Base(orm.DeclarativeBase):
@@ -55,7 +63,8 @@ class Device(Base):
     std_board_info = orm.mapped_column(sa.Text, nullable=True)
     vendor_board_info = orm.mapped_column(sa.Text, nullable=True)
     hostname = orm.mapped_column(sa.String(HOST_LEN), nullable=False)
-    status = orm.mapped_column(sa.String(30), nullable=False, default='enabled')
+    status = orm.mapped_column(sa.String(30), nullable=False,
+                               default=fields.DeviceStatus.ENABLED)
     status_reason = orm.mapped_column(sa.String(255), nullable=True)
 
 
@@ -144,7 +153,7 @@ class AttachHandle(Base):
                  'deployable_id', 'in_use'),
         sa.UniqueConstraint('deployable_id', 'attach_type', 'attach_info',
                             name='attach_handles_deployable_type_info_uc'),
-        sa.CheckConstraint("attach_type IN ('PCI', 'MDEV', 'TEST_PCI')",
+        sa.CheckConstraint(_one_of('attach_type', fields.AttachHandleType.ALL),
                            name='attach_handles_attach_type_ck'),
     )
 
@@ -183,7 +192,7 @@ class ARQ(Base):
     the code above it does.
 
     The ``bind_*`` columns are the conductor's bookkeeping of bind work
-    (``cyborg.conductor.arq_binding``): which binder holds an ARQ in
+    (``cyborg.conductor.binder``): which binder holds an ARQ in
     BindStarted and until when (a lease it renews while it works, so that
     another conductor takes over when it dies), and whether Nova still has
     to be told that the ARQ left BindStarted.
@@ -199,15 +208,14 @@ class ARQ(Base):
         sa.Index('arqs_hostname_idx', 'hostname'),
         sa.Index('arqs_bind_owner_idx', 'bind_owner'),
         sa.UniqueConstraint('attach_handle_id', name='arqs_attach_handle_id_uc'),
-        sa.CheckConstraint(
-            "state IN ('Initial', 'BindStarted', 'Bound', 'BindFailed', "
-            "'Unbound', 'UnbindFailed', 'Deleting')",
-            name='arqs_state_ck'),
+        sa.CheckConstraint(_one_of('state', fields.ARQState.ALL),
+                           name='arqs_state_ck'),
     )
 
     id = orm.mapped_column(sa.Integer, primary_key=True)
     uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
-    state = orm.mapped_column(sa.String(20), nullable=False, default='Initial')
+    state = orm.mapped_column(sa.String(20), nullable=False,
+                              default=fields.ARQState.INITIAL)
     device_profile_id = orm.mapped_column(
         sa.Integer, sa.ForeignKey('device_profiles.id'), nullable=False)
     device_profile_group_id = orm.mapped_column(sa.Integer, nullable=False)
@@ -221,8 +229,17 @@ class ARQ(Base):
     deployable_id = orm.mapped_column(
         sa.Integer, sa.ForeignKey('deployables.id', ondelete='SET NULL'),
         nullable=True)
+    # One lease, two uses. In BindStarted, ``bind_owner`` names the binder
+    # (host/pid/nonce) doing the bind until ``bind_lease_expires_at``; a
+    # binder renews it while it works and another takes the bind over once
+    # it has run out. Once the bind has ended (Bound or BindFailed) with
+    # ``bind_event_pending`` set, the same two columns are the lease on
+    # sending Nova the ARQ's event: its sender, or ``sweep``, holds them
+    # until Nova has the event (pending cleared) or the lease runs out and
+    # a sweep sends it again.
     bind_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
     bind_lease_expires_at = orm.mapped_column(Timestamp, nullable=True)
+    # Nova is owed the event of this ARQ's last bind.
     bind_event_pending = orm.mapped_column(sa.Boolean, nullable=True)
 
 

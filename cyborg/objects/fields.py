@@ -30,7 +30,11 @@ class DeviceTypeField(fields.BaseEnumField):
 
 
 class DeviceStatus(fields.Enum):
-    """Whether a device's accelerators may be allocated."""
+    """Whether a device's accelerators may be allocated.
+
+    A device in ``maintaining`` (disabled) has its whole inventory reserved
+    in Placement and takes no new bind.
+    """
 
     ENABLED = 'enabled'
     MAINTAINING = 'maintaining'
@@ -72,6 +76,18 @@ class ARQState(fields.Enum):
     DELETING = 'Deleting'
     ALL = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND, UNBIND_FAILED,
            DELETING)
+
+    # The named sets of states; nothing else spells them (api-contract.md §4).
+    # A bind may start from these.
+    BIND_FROM = (INITIAL, UNBOUND)
+    # An unbind may start from these.
+    UNBIND_FROM = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED)
+    # An ARQ in these holds its deployable and attach handle (and its
+    # instance counts as having ARQs bound).
+    HOLDING = (BIND_STARTED, BOUND)
+    # An instance whose ARQs are all outside these is resolved
+    # (``GET /v2/accelerator_requests?bind_state=resolved`` answers).
+    UNRESOLVED = (INITIAL, BIND_STARTED, UNBOUND, UNBIND_FAILED)
 
     def __init__(self):
         super().__init__(valid_values=self.ALL)

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.objects import fields
 
 ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
@@ -20,7 +21,7 @@ Deployable = models.Deployable.__table__
 Device = models.Device.__table__
 DeviceProfile = models.DeviceProfile.__table__
 
-BIND_STARTED = 'BindStarted'
+BIND_STARTED = fields.ARQState.BIND_STARTED
 
 
 def _bind_started_at():
@@ -120,61 +121,6 @@ def leased_arqs(context, arq_uuids, owner):
         ARQ.c.state == BIND_STARTED,
     ).order_by(ARQ.c.id)
     return context.session.execute(query).mappings().all()
-
-
-@db_api.writer
-def lock_free_attach_handles(context, deployable_ids):
-    """The free attach handles of these deployables, locked until commit.
-
-    One locking read: on MariaDB and PostgreSQL it waits for a concurrent
-    binder that holds one of these handles and then sees that binder's
-    result, so a handle it took is no longer free here. SQLite has a
-    single writer, which gives the same guarantee.
-    """
-    if not deployable_ids:
-        return []
-    query = sa.select(
-        AttachHandle.c.id, AttachHandle.c.uuid, AttachHandle.c.deployable_id,
-        AttachHandle.c.attach_type, AttachHandle.c.attach_info,
-    ).where(
-        AttachHandle.c.deployable_id.in_(sorted(deployable_ids)),
-        AttachHandle.c.in_use == sa.false(),
-    ).order_by(AttachHandle.c.deployable_id, AttachHandle.c.id
-               ).with_for_update()
-    return context.session.execute(query).mappings().all()
-
-
-@db_api.reader
-def attach_handles_held(context, attach_handle_ids):
-    """The ids among ``attach_handle_ids`` that some ARQ holds, in one query."""
-    if not attach_handle_ids:
-        return set()
-    query = sa.select(ARQ.c.attach_handle_id).where(
-        ARQ.c.attach_handle_id.in_(sorted(attach_handle_ids)))
-    return set(context.session.scalars(query))
-
-
-@db_api.writer
-def take_attach_handles(context, attach_handle_ids, now):
-    """Mark free attach handles in use; return how many this statement took."""
-    if not attach_handle_ids:
-        return 0
-    statement = sa.update(AttachHandle).where(
-        AttachHandle.c.id.in_(sorted(attach_handle_ids)),
-        AttachHandle.c.in_use == sa.false(),
-    ).values(in_use=True, updated_at=now)
-    return context.session.connection().execute(statement).rowcount
-
-
-@db_api.writer
-def free_attach_handles(context, attach_handle_ids, now):
-    """Mark attach handles free again, in one statement."""
-    if not attach_handle_ids:
-        return 0
-    statement = sa.update(AttachHandle).where(
-        AttachHandle.c.id.in_(sorted(attach_handle_ids)),
-    ).values(in_use=False, updated_at=now)
-    return context.session.connection().execute(statement).rowcount
 
 
 @db_api.writer

@@ -8,7 +8,9 @@ import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import attach_handles
 from cyborg.db.queries import rows
+from cyborg.objects import fields
 
 ARQ = models.ARQ
 # Fields that come from joined tables, by the name the ARQ object gives them.
@@ -84,8 +86,6 @@ def destroy(context, uuid):
 # binding, unbinding or deleting N ARQs costs as many statements as one.
 
 ARQ_TABLE = ARQ.__table__
-HANDLE_TABLE = models.AttachHandle.__table__
-UNRESOLVED_STATES = ('Initial', 'BindStarted', 'Unbound', 'UnbindFailed')
 
 
 def _owned(query, table, project_id):
@@ -182,7 +182,7 @@ def start_binds(context, bindings, from_states, now):
     projects = {arq_id: binding['project_id']
                 for arq_id, binding in bindings.items()
                 if binding.get('project_id') is not None}
-    values = {'state': 'BindStarted', 'hostname': per_arq('hostname'),
+    values = {'state': fields.ARQState.BIND_STARTED, 'hostname': per_arq('hostname'),
               'device_rp_uuid': per_arq('device_rp_uuid'),
               'instance_uuid': per_arq('instance_uuid'),
               'attach_handle_id': None, 'deployable_id': None,
@@ -199,16 +199,6 @@ def start_binds(context, bindings, from_states, now):
     return context.session.connection().execute(statement).rowcount
 
 
-def _free_attach_handles(context, arq_ids, now):
-    """Mark the attach handles held by these ARQs free, in one statement."""
-    held = sa.select(ARQ_TABLE.c.attach_handle_id).where(
-        ARQ_TABLE.c.id.in_(sorted(arq_ids)),
-        ARQ_TABLE.c.attach_handle_id.is_not(None))
-    statement = sa.update(HANDLE_TABLE).where(
-        HANDLE_TABLE.c.id.in_(held)).values(in_use=False, updated_at=now)
-    context.session.connection().execute(statement)
-
-
 @db_api.writer
 def unbind_many(context, arq_ids, from_states, now):
     """Unbind these ARQs and free their attach handles: two statements.
@@ -218,12 +208,12 @@ def unbind_many(context, arq_ids, from_states, now):
     """
     if not arq_ids:
         return 0
-    _free_attach_handles(context, arq_ids, now)
+    attach_handles.free_held_by_arqs(context, arq_ids, now)
     table = ARQ_TABLE
     statement = sa.update(table).where(
         table.c.id.in_(sorted(arq_ids)),
         table.c.state.in_(from_states),
-    ).values(state='Unbound', hostname=None, device_rp_uuid=None,
+    ).values(state=fields.ARQState.UNBOUND, hostname=None, device_rp_uuid=None,
              instance_uuid=None, attach_handle_id=None, deployable_id=None,
              bind_owner=None, bind_lease_expires_at=None,
              bind_event_pending=None, updated_at=now)
@@ -235,7 +225,7 @@ def destroy_many(context, arq_ids, now):
     """Free the attach handles of these ARQs and delete them: two statements."""
     if not arq_ids:
         return 0
-    _free_attach_handles(context, arq_ids, now)
+    attach_handles.free_held_by_arqs(context, arq_ids, now)
     statement = sa.delete(ARQ_TABLE).where(ARQ_TABLE.c.id.in_(sorted(arq_ids)))
     return context.session.connection().execute(statement).rowcount
 
@@ -246,6 +236,6 @@ def unresolved_uuids(context, instance_uuid, project_id=None):
     table = ARQ_TABLE
     query = sa.select(table.c.uuid).where(
         table.c.instance_uuid == instance_uuid,
-        table.c.state.in_(UNRESOLVED_STATES))
+        table.c.state.in_(fields.ARQState.UNRESOLVED))
     return list(context.session.scalars(
         _owned(query, table, project_id).order_by(table.c.id)))

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.objects import fields
 
 Device = models.Device.__table__
 ControlpathID = models.ControlpathID.__table__
@@ -18,8 +19,6 @@ Attribute = models.Attribute.__table__
 AttachHandle = models.AttachHandle.__table__
 ARQ = models.ARQ.__table__
 
-# ARQ states in which an ARQ holds its deployable and attach handle.
-HOLDING_ARQ_STATES = ('Bound', 'BindStarted')
 # Rows per INSERT statement (SQLAlchemy lowers it further to stay within a
 # backend's limit on bound parameters, e.g. SQLite's 32766).
 INSERT_PAGE_ROWS = 5000
@@ -73,15 +72,6 @@ def attributes_of_host(context, host):
 
 
 @db_api.reader
-def attach_handles_of_host(context, host):
-    """Every attach handle of the deployables of ``host``, in one query."""
-    query = sa.select(AttachHandle).where(
-        AttachHandle.c.deployable_id.in_(_deployable_ids_of(host))).order_by(
-        AttachHandle.c.id)
-    return context.session.execute(query).mappings().all()
-
-
-@db_api.reader
 def held_by_arqs(context, host):
     """Deployable ids and attach handle ids of ``host`` that ARQs hold.
 
@@ -92,7 +82,7 @@ def held_by_arqs(context, host):
         AttachHandle.c.deployable_id.in_(_deployable_ids_of(host)))
     query = sa.select(ARQ.c.deployable_id,
                       ARQ.c.attach_handle_id).where(
-        ARQ.c.state.in_(HOLDING_ARQ_STATES),
+        ARQ.c.state.in_(fields.ARQState.HOLDING),
         sa.or_(ARQ.c.deployable_id.in_(_deployable_ids_of(host)),
                ARQ.c.attach_handle_id.in_(handle_ids_of_host)))
     deployable_ids = set()
@@ -136,25 +126,6 @@ def update_rows(context, table, rows):
     parameters = [dict({'new_' + name: row[name] for name in columns},
                        row_id=row['id']) for row in rows]
     context.session.connection().execute(statement, parameters)
-
-
-@db_api.writer
-def set_attach_handles_in_use(context, attach_handle_ids, in_use, updated_at):
-    """Set ``in_use`` on the given attach handles, in one statement.
-
-    Clearing it skips the handles an ARQ holds: once bound, a handle's
-    ``in_use`` belongs to the conductor, whatever a driver reports.
-    """
-    for chunk in _chunks(attach_handle_ids):
-        statement = sa.update(AttachHandle).where(
-            AttachHandle.c.id.in_(chunk)).values(
-            in_use=in_use, updated_at=updated_at)
-        if not in_use:
-            held = sa.select(ARQ.c.id).where(
-                ARQ.c.attach_handle_id == AttachHandle.c.id,
-                ARQ.c.state.in_(HOLDING_ARQ_STATES))
-            statement = statement.where(~sa.exists(held))
-        context.session.connection().execute(statement)
 
 
 @db_api.writer
