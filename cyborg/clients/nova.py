@@ -3,9 +3,10 @@
 Nova waits for one ``accelerator-request-bound`` server external event per
 ARQ of a server it boots (api-contract.md §4). The client is openstacksdk's
 compute proxy, made once per process from the [nova] group (auth, session
-and adapter options) when the first events are sent, so the token its auth
-plugin gets is reused for every later event until it expires, instead of
-logging in to Keystone for each bind.
+and adapter options) of the configuration its caller hands in, when the
+first events are sent, so the token its auth plugin gets is reused for
+every later event until it expires, instead of logging in to Keystone for
+each bind.
 """
 
 import http
@@ -15,8 +16,6 @@ import threading
 import openstack
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import loading as ks_loading
-
-from cyborg import conf as cyborg_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -36,8 +35,12 @@ _CLIENT = None
 _CLIENT_LOCK = threading.Lock()
 
 
-def get_client(conf=None):
-    """The process's NovaClient, made on first use."""
+def get_client(conf):
+    """The process's NovaClient, made from ``conf`` on first use.
+
+    Every caller of a process shares it, and so shares its session and
+    token: the ``conf`` of later calls is not read.
+    """
     global _CLIENT
     with _CLIENT_LOCK:
         if _CLIENT is None:
@@ -74,12 +77,13 @@ def _load_proxy(conf):
 class NovaClient:
     """Server external events of cyborg, sent to Nova's compute API.
 
-    Without [nova] auth_type the client is not configured: events are
-    logged (once at WARNING, then at DEBUG) and dropped.
+    ``conf`` is the configuration whose [nova] group it uses. Without
+    [nova] auth_type the client is not configured: events are logged (once
+    at WARNING, then at DEBUG) and dropped.
     """
 
-    def __init__(self, conf=None, adapter=None):
-        self._conf = conf if conf is not None else cyborg_conf.CONF
+    def __init__(self, conf, adapter=None):
+        self._conf = conf
         self._adapter = adapter
         self._configured = (adapter is not None
                             or bool(self._conf[GROUP].auth_type))

@@ -1,15 +1,17 @@
 """The conductor's RPC endpoints; each hands off to a workflow module."""
 
+import functools
 import threading
 
 import oslo_messaging
 
 from cyborg import conf
 from cyborg import exception
+from cyborg.clients import nova as nova_client
 from cyborg.clients import placement as placement_client
-from cyborg.conductor import arq_binding
 from cyborg.conductor import arqs
 from cyborg.conductor import attributes
+from cyborg.conductor import binder
 from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
@@ -29,7 +31,11 @@ class ConductorManager:
         self.host = host or conf.CONF.host
         self._placement = None
         self._placement_lock = threading.Lock()
-        self.binder = arq_binding.Binder(self.host)
+        # The process's NovaClient, made from this configuration when the
+        # binder first sends events (after the service forked).
+        self.binder = binder.Binder(
+            self.host, binder.BindSettings.from_conf(conf.CONF),
+            nova=functools.partial(nova_client.get_client, conf.CONF))
 
     @property
     def placement(self):

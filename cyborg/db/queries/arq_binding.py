@@ -1,8 +1,9 @@
-"""Set-based statements of the conductor's binder (``cyborg.conductor.arq_binding``).
+"""Set-based statements of the conductor's binder (``cyborg.conductor.binder``).
 
 Each function touches all the ARQs or attach handles it is given in one
 statement, so a bind of N ARQs costs the same number of statements as a
-bind of one. The binder composes them into its few transactions.
+bind of one. ``cyborg.conductor.bind_transactions`` composes them into the
+two transactions of a batch; the binder's sweep uses the others.
 
 While an ARQ is in BindStarted the binder's statements leave its
 ``updated_at`` as it is: it keeps the moment the bind was recorded, from

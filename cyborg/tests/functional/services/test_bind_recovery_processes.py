@@ -14,7 +14,8 @@ import uuid
 import sqlalchemy as sa
 
 from cyborg import objects
-from cyborg.conductor import arq_binding
+from cyborg.conductor import bind_transactions
+from cyborg.conductor import binder
 from cyborg.db import models
 from cyborg.tests import base
 from cyborg.tests.fixtures import processes
@@ -22,23 +23,24 @@ from cyborg.tests.functional.services import test_arq_processes as cases
 from cyborg.tests.unit.db import records
 
 BIND_TIMEOUT = 6
+# The conductors' settings ([conductor] below); the test claims with them.
+SETTINGS = binder.BindSettings(workers=8, bind_timeout=BIND_TIMEOUT,
+                               sweep_interval=1)
 ARQ = models.ARQ.__table__
 
 
 class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
 
     def test_a_new_conductor_finishes_the_binds_of_a_dead_one(self):
-        # The lease the dead conductor took below lasts 3 intervals of 1 s.
-        self.flags(group='conductor', bind_sweep_interval=1,
-                   bind_timeout=BIND_TIMEOUT)
+        # The lease the dead conductor takes below lasts 3 intervals of 1 s.
         nova = self.useFixture(cases.NovaStandIn())
         deployables = self._start_services(
             {'fpgas': [cases.FPGA_A, dict(cases.FPGA_B, prepare='hang')],
              'gpus': [cases.T4_GPU]},
             {'nova': {'auth_type': 'admin_token', 'endpoint': nova.endpoint,
                       'token': 'nova-token'},
-             'conductor': {'bind_timeout': BIND_TIMEOUT,
-                           'bind_sweep_interval': 1}})
+             'conductor': {'bind_timeout': SETTINGS.bind_timeout,
+                           'bind_sweep_interval': SETTINGS.sweep_interval}})
         rp_a = deployables[cases.REGION_A]['rp_uuid']
         rp_b = deployables[cases.REGION_B]['rp_uuid']
 
@@ -54,9 +56,10 @@ class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
             return arq.uuid, arq.instance_uuid
 
         claimed, claimed_instance = recorded_bind(rp_a)
-        work, _ = arq_binding.claim(self.context, [claimed],
-                                    'dead-conductor/1/x',
-                                    datetime.datetime.utcnow())
+        work, _ = bind_transactions.claim(
+            self.context, [claimed], 'dead-conductor/1/x',
+            datetime.datetime.utcnow(), SETTINGS.bind_time_limit,
+            SETTINGS.lease)
         chosen_handle = work[0].attach_handle_id
         waiting, waiting_instance = recorded_bind(rp_a)
         hanging, hanging_instance = recorded_bind(rp_b)

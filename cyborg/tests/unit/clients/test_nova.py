@@ -196,11 +196,11 @@ class NovaClientTest(base.TestCase):
         nova.reset_client()
         self.addCleanup(nova.reset_client)
 
-        first = nova.get_client()
+        first = nova.get_client(conf.CONF)
         first.send_events(self.events(1))
-        nova.get_client().send_events(self.events(1))
+        nova.get_client(conf.CONF).send_events(self.events(1))
 
-        self.assertIs(first, nova.get_client())
+        self.assertIs(first, nova.get_client(conf.CONF))
         self.assertEqual(1, self.server.token_requests)
 
     def test_unconfigured_nova_is_logged_once_and_skipped(self):

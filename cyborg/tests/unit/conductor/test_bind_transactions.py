@@ -1,12 +1,16 @@
-"""The conductor's binder against a real agent with the fake driver.
+"""The two transactions of a bind batch, ``claim`` and ``finish``.
 
-The agent is a real AgentManager served over the fake:// transport, its
-inventory reported into the test database by the real inventory report;
-only Nova is replaced, by a recorder of the events the binder sends
-(``cyborg.tests.unit.clients.test_nova`` covers the real client). ARQs are
-recorded in BindStarted directly, as ``arqs.bind`` records them.
+They run as the binder runs them (``Binder.bind``), against a real agent
+with the fake driver: the agent is a real AgentManager served over the
+fake:// transport, its inventory reported into the test database by the
+real inventory report; only Nova is replaced, by a recorder of the events
+the binder sends (``cyborg.tests.unit.clients.test_nova`` covers the real
+client). ARQs are recorded in BindStarted directly, as ``arqs.bind``
+records them. ``BindingTestsBase`` is also the fixture of
+``test_binder`` (the agent calls, the sweep, start and stop).
 """
 
+import dataclasses
 import datetime
 import os
 import threading
@@ -23,7 +27,8 @@ from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
-from cyborg.conductor import arq_binding
+from cyborg.conductor import bind_transactions
+from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import inventory_report
 from cyborg.db import models
 from cyborg.tests import base
@@ -37,6 +42,9 @@ ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
 Deployable = models.Deployable.__table__
 Device = models.Device.__table__
+# The binder's settings in these tests; make_binder changes some.
+SETTINGS = conductor_binder.BindSettings(workers=4, bind_timeout=30,
+                                         sweep_interval=1)
 
 # Card 0: four handles; card 1: its prepare fails; card 2: its prepare
 # hangs; card 3: eight handles.
@@ -89,8 +97,6 @@ class BindingTestsBase:
         super().setUp()
         self.database = self.useFixture(database.Database(self.backend))
         self.messaging = self.useFixture(messaging.Messaging(conf.CONF))
-        self.flags(group='conductor', bind_timeout=30, bind_sweep_interval=1,
-                   bind_workers=4)
         self.context = cyborg_context.get_admin_context()
         self.profile = records.make_device_profile(self.context)
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
@@ -109,10 +115,22 @@ class BindingTestsBase:
         self.nova = RecordingNova()
         self.binder = self.make_binder('conductor-1')
 
-    def make_binder(self, host):
-        binder = arq_binding.Binder(host, nova=self.nova)
+    def make_binder(self, host, nova=None, **settings):
+        """A Binder sending events to ``nova`` (``self.nova`` by default),
+        with SETTINGS changed by ``settings``."""
+        nova = self.nova if nova is None else nova
+        binder = conductor_binder.Binder(
+            host, dataclasses.replace(SETTINGS, **settings),
+            nova=lambda: nova)
         self.addCleanup(binder.stop)
         return binder
+
+    def claim(self, arq_uuids, owner, now=None):
+        """``claim`` as a binder with SETTINGS runs it."""
+        return bind_transactions.claim(
+            self.context, arq_uuids, owner,
+            now or datetime.datetime.utcnow(), SETTINGS.bind_time_limit,
+            SETTINGS.lease)
 
     def _providers(self):
         """Provider uuid of each card's first region, by card number."""
@@ -152,8 +170,8 @@ class BindingTestsBase:
             return connection.execute(statement)
 
 
-class BindOutcomeTests(BindingTestsBase):
-    """What one bind of a batch ends in."""
+class ClaimOutcomeTests(BindingTestsBase):
+    """What ``claim`` makes of the ARQs of a batch, and the handle it gives."""
 
     def test_bind_gives_a_free_handle_of_the_provider_and_tells_nova(self):
         instance = uuidutils.generate_uuid()
@@ -225,6 +243,18 @@ class BindOutcomeTests(BindingTestsBase):
         self.assertEqual({arq_uuid: 'BindFailed'},
                          self.binder.bind([arq_uuid]))
 
+    def test_arq_not_in_bind_started_is_left_alone(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        self.execute(sa.update(ARQ).values(state='Unbound'))
+
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        self.assertEqual('Unbound', self.arq(arq_uuid).state)
+        self.assertEqual([], self.nova.sent)
+
+
+class FinishOutcomeTests(BindingTestsBase):
+    """What ``finish`` applies of the outcomes decided for a batch."""
+
     def test_agent_failure_fails_and_frees_the_handle(self):
         arq_uuid = self.make_arq(self.providers[1])
 
@@ -237,44 +267,6 @@ class BindOutcomeTests(BindingTestsBase):
         self.driver.prepare = lambda *args: None
         again = self.make_arq(self.providers[1])
         self.assertEqual({again: 'Bound'}, self.binder.bind([again]))
-
-    def test_agent_that_does_not_answer_fails_at_bind_timeout(self):
-        self.flags(group='conductor', bind_timeout=2)
-        arq_uuid = self.make_arq(self.providers[2])
-        started = time.monotonic()
-
-        self.assertEqual({arq_uuid: 'BindFailed'},
-                         self.binder.bind([arq_uuid]))
-
-        self.assertLess(time.monotonic() - started, 6)
-        self.assertEqual(0, self.handles_in_use())
-        self.assertEqual('failed', self.nova.events()[0]['status'])
-
-    def test_agent_gone_silent_fails_at_bind_timeout(self):
-        self.flags(group='conductor', bind_timeout=2)
-        real_prepare_arqs = self.agent.prepare_arqs
-
-        def silent(context, arqs, timeout=None):
-            # An agent that does not keep to the time it was given.
-            time.sleep(timeout + 1)
-            return real_prepare_arqs(context, arqs)
-
-        silent.exposed = True
-        self.agent.prepare_arqs = silent
-        arq_uuid = self.make_arq(self.providers[0])
-
-        self.assertEqual({arq_uuid: 'BindFailed'},
-                         self.binder.bind([arq_uuid]))
-        self.assertEqual(0, self.handles_in_use())
-
-    def test_a_hanging_device_fails_only_its_own_arq(self):
-        self.flags(group='conductor', bind_timeout=3)
-        instance = uuidutils.generate_uuid()
-        good = self.make_arq(self.providers[0], instance)
-        hanging = self.make_arq(self.providers[2], instance)
-
-        self.assertEqual({good: 'Bound', hanging: 'BindFailed'},
-                         self.binder.bind([good, hanging]))
 
     def test_one_batch_mixes_outcomes_and_hosts(self):
         instance = uuidutils.generate_uuid()
@@ -291,51 +283,6 @@ class BindOutcomeTests(BindingTestsBase):
         self.assertEqual({good: 'completed', failing: 'failed',
                           elsewhere: 'failed'},
                          {event['tag']: event['status'] for event in events})
-
-    def test_a_silent_host_does_not_fail_the_arqs_of_another(self):
-        # A second agent, on a host that sorts first, that answers only
-        # after the bind's time is up; each agent is asked once.
-        self.flags(group='conductor', bind_timeout=3)
-        other = 'compute-0'
-        other_driver = fake.FakeDriver(self.driver._inventory_path,
-                                       host=other)
-        other_agent = agent_manager.AgentManager(host=other, driver_names=[])
-        other_agent.drivers = {'fake_driver': other_driver}
-        inventory_report.apply(self.context, other,
-                               other_agent.collect_inventory())
-        calls = {HOST: 0, other: 0}
-        real_prepare_arqs = self.agent.prepare_arqs
-
-        def counted(context, arqs, timeout=None):
-            calls[HOST] += 1
-            return real_prepare_arqs(context, arqs, timeout=timeout)
-
-        def silent(context, arqs, timeout=None):
-            calls[other] += 1
-            time.sleep(timeout + 1)
-            return {}
-
-        counted.exposed = silent.exposed = True
-        self.agent.prepare_arqs = counted
-        other_agent.prepare_arqs = silent
-        self.messaging.serve(agent_rpcapi.TOPIC, other, [other_agent])
-        with self.database.engine.connect() as connection:
-            other_rp = connection.execute(sa.select(Deployable.c.rp_uuid).join(
-                Device, Device.c.id == Deployable.c.device_id).where(
-                Device.c.hostname == other,
-                Deployable.c.rp_uuid.is_not(None)).order_by(
-                Deployable.c.id)).scalars().first()
-        instance = uuidutils.generate_uuid()
-        here = [self.make_arq(self.providers[0], instance) for _ in range(2)]
-        there = [self.make_arq(other_rp, instance, hostname=other)
-                 for _ in range(2)]
-
-        ended = self.binder.bind(here + there)
-
-        self.assertEqual(dict.fromkeys(here, 'Bound')
-                         | dict.fromkeys(there, 'BindFailed'), ended)
-        self.assertEqual({HOST: 1, other: 1}, calls)
-        self.assertEqual(2, self.handles_in_use())
 
     def test_an_outcome_decided_for_an_earlier_bind_leaves_a_later_one_alone(
             self):
@@ -357,8 +304,7 @@ class BindOutcomeTests(BindingTestsBase):
                     instance_uuid=instance, bind_owner=None,
                     bind_lease_expires_at=None,
                     updated_at=datetime.datetime.utcnow()))
-            arq_binding.claim(self.context, [arq_uuid], self.binder.owner,
-                              datetime.datetime.utcnow())
+            self.claim([arq_uuid], self.binder.owner)
             raise driver_base.PrepareFailed('the first bind fails')
 
         self.driver.prepare = unbind_and_bind_again
@@ -378,14 +324,6 @@ class BindOutcomeTests(BindingTestsBase):
                            'server_uuid': instance, 'tag': arq_uuid,
                            'status': 'completed'}], self.nova.events())
         self.assertEqual(1, self.handles_in_use())
-
-    def test_arq_not_in_bind_started_is_left_alone(self):
-        arq_uuid = self.make_arq(self.providers[0])
-        self.execute(sa.update(ARQ).values(state='Unbound'))
-
-        self.assertEqual({}, self.binder.bind([arq_uuid]))
-        self.assertEqual('Unbound', self.arq(arq_uuid).state)
-        self.assertEqual([], self.nova.sent)
 
     def test_unbind_during_bind_is_not_resurrected(self):
         arq_uuid = self.make_arq(self.providers[0])
@@ -532,150 +470,6 @@ class NovaEventTests(BindingTestsBase):
                             'status': 'completed'}]], self.nova.sent)
 
 
-class RecoveryTests(BindingTestsBase):
-    """Recorded binds are finished by whichever binder is alive."""
-
-    def age(self, arq_uuid, seconds):
-        past = datetime.datetime.utcnow() - datetime.timedelta(seconds=seconds)
-        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
-            updated_at=past))
-
-    def test_a_new_binder_finishes_recorded_binds_at_start(self):
-        arq_uuids = [self.make_arq(self.providers[0]) for _ in range(3)]
-
-        self.binder.start()
-
-        self.assertTrue(wait_for(lambda: self.states(arq_uuids)
-                                 == ['Bound'] * 3))
-        # Nova is told just after the commit that set the states.
-        self.assertTrue(wait_for(lambda: len(self.nova.events()) >= 3))
-        self.assertEqual(3, len(self.nova.events()))
-
-    def test_submit_returns_at_once_and_workers_bind(self):
-        self.binder.start()
-        arq_uuid = self.make_arq(self.providers[2])
-        self.flags(group='conductor', bind_timeout=3)
-
-        self.binder.submit([arq_uuid])
-
-        # The bind waits 3 s for an agent that never answers; a submit
-        # that waited for it would leave the ARQ BindFailed here.
-        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
-        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
-                                 == ['BindFailed']))
-
-    def test_bind_of_a_dead_binder_is_taken_over_when_its_lease_ends(self):
-        arq_uuid = self.make_arq(self.providers[0])
-        now = datetime.datetime.utcnow()
-        # A conductor claimed it, chose a handle, and died.
-        work, _ = arq_binding.claim(self.context, [arq_uuid], 'dead/1/x', now)
-        [item] = work
-        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
-            bind_lease_expires_at=now - datetime.timedelta(seconds=1)))
-
-        self.assertEqual([arq_uuid], self.binder.sweep())
-        self.binder.bind([arq_uuid])
-
-        arq = self.arq(arq_uuid)
-        self.assertEqual('Bound', arq.state)
-        self.assertEqual(item.attach_handle_id, arq.attach_handle_id)
-        self.assertEqual(1, self.handles_in_use())
-
-    def test_live_lease_of_another_binder_is_respected(self):
-        arq_uuid = self.make_arq(self.providers[0])
-        recorded_at = self.arq(arq_uuid).updated_at
-        arq_binding.claim(self.context, [arq_uuid], 'alive/1/x',
-                          datetime.datetime.utcnow())
-        # The claim keeps the time the bind was recorded (bind_timeout).
-        self.assertEqual(recorded_at, self.arq(arq_uuid).updated_at)
-
-        self.assertEqual([], self.binder.sweep())
-        self.assertEqual({}, self.binder.bind([arq_uuid]))
-        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
-
-    def test_sweep_fails_binds_past_bind_timeout_whoever_holds_them(self):
-        instance = uuidutils.generate_uuid()
-        arq_uuid = self.make_arq(self.providers[0], instance)
-        arq_binding.claim(self.context, [arq_uuid], 'alive/1/x',
-                          datetime.datetime.utcnow())
-        self.age(arq_uuid, 31)
-
-        self.binder.sweep()
-
-        arq = self.arq(arq_uuid)
-        self.assertEqual('BindFailed', arq.state)
-        self.assertIsNone(arq.attach_handle_uuid)
-        self.assertEqual(0, self.handles_in_use())
-        self.assertEqual([[{'name': 'accelerator-request-bound',
-                            'server_uuid': instance, 'tag': arq_uuid,
-                            'status': 'failed'}]], self.nova.sent)
-
-    def test_stop_releases_the_leases_of_unfinished_work(self):
-        arq_uuid = self.make_arq(self.providers[0])
-        # Work this binder holds but has not finished when it stops.
-        arq_binding.claim(self.context, [arq_uuid], self.binder.owner,
-                          datetime.datetime.utcnow())
-        self.binder._active[arq_uuid] += 1
-        self.binder.start()
-
-        self.binder.stop()
-
-        self.assertIsNone(self._owner(arq_uuid))
-        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
-        # The next binder takes it over at once, with the handle chosen.
-        successor = self.make_binder('conductor-1')
-        successor.start()
-        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
-                                 == ['Bound']))
-        self.assertEqual(1, self.handles_in_use())
-
-    def test_leases_are_renewed_while_the_sweep_waits_for_nova(self):
-        # Nova takes the sweep's request and does not answer.
-        entered = threading.Event()
-        release = threading.Event()
-
-        class HungNova(RecordingNova):
-            def send_events(self, events):
-                entered.set()
-                release.wait(30)
-                return False
-
-        binder = arq_binding.Binder('conductor-2', nova=HungNova())
-        self.addCleanup(binder.stop)
-        self.addCleanup(release.set)
-        # An instance whose event is owed: the sweep sends it.
-        records.make_arq(self.context, self.profile, state='Bound',
-                         hostname=HOST, device_rp_uuid=self.providers[0],
-                         instance_uuid=uuidutils.generate_uuid(),
-                         project_id='project-1')
-        self.execute(sa.update(ARQ).values(bind_event_pending=True))
-        # Work under way in this binder, with a lease.
-        working = self.make_arq(self.providers[3])
-        arq_binding.claim(self.context, [working], binder.owner,
-                          datetime.datetime.utcnow())
-        binder._active[working] += 1
-
-        binder.start()
-        self.assertTrue(entered.wait(10))
-        first = self._lease(working)
-        # Two renewals' time, the sweep still waiting for Nova.
-        time.sleep(2.5)
-
-        self.assertEqual(binder.owner, self._owner(working))
-        self.assertGreater(self._lease(working), first)
-
-    def _lease(self, arq_uuid):
-        with self.database.engine.connect() as connection:
-            return connection.execute(sa.select(
-                ARQ.c.bind_lease_expires_at).where(
-                ARQ.c.uuid == arq_uuid)).scalar()
-
-    def _owner(self, arq_uuid):
-        with self.database.engine.connect() as connection:
-            return connection.execute(sa.select(ARQ.c.bind_owner).where(
-                ARQ.c.uuid == arq_uuid)).scalar()
-
-
 class StatementCountTests(BindingTestsBase):
     """A batch costs the same statements for one ARQ as for eight."""
 
@@ -696,15 +490,15 @@ class StatementCountTests(BindingTestsBase):
         self.assertEqual(self.count(1), self.count(8))
 
 
-class SQLiteBindOutcomeTests(BindOutcomeTests, base.TestCase):
+class SQLiteClaimOutcomeTests(ClaimOutcomeTests, base.TestCase):
+    pass
+
+
+class SQLiteFinishOutcomeTests(FinishOutcomeTests, base.TestCase):
     pass
 
 
 class SQLiteNovaEventTests(NovaEventTests, base.TestCase):
-    pass
-
-
-class SQLiteRecoveryTests(RecoveryTests, base.TestCase):
     pass
 
 

@@ -1,12 +1,13 @@
-"""The binder on MariaDB and PostgreSQL, and binders racing for handles.
+"""The bind transactions on MariaDB and PostgreSQL, and binders racing.
 
-The cases of ``cyborg.tests.unit.conductor.test_arq_binding`` run again on
-the servers production uses, where the locking read of free attach handles
-and the row locks of the finishing transaction do the work SQLite's single
-writer does. The race: two binders (two conductors) with several workers
-each get more ARQs than there are handles, submitted from several threads
-at once; every handle must end up given exactly once and every other ARQ
-BindFailed, each ARQ reported to Nova once.
+The cases of ``cyborg.tests.unit.conductor.test_bind_transactions`` and
+``test_binder`` run again on the servers production uses, where the locking
+read of free attach handles (``claim``) and the row locks of the finishing
+transaction (``finish``) do the work SQLite's single writer does. The race:
+two binders (two conductors) with several workers each get more ARQs than
+there are handles, submitted from several threads at once; every handle
+must end up given exactly once and every other ARQ BindFailed, each ARQ
+reported to Nova once.
 """
 
 import collections
@@ -16,7 +17,8 @@ import sqlalchemy as sa
 from oslo_utils import uuidutils
 
 from cyborg.tests import base
-from cyborg.tests.unit.conductor import test_arq_binding as cases
+from cyborg.tests.unit.conductor import test_bind_transactions as cases
+from cyborg.tests.unit.conductor import test_binder as binder_cases
 
 ARQ = cases.ARQ
 AttachHandle = cases.AttachHandle
@@ -103,11 +105,29 @@ class PostgreSQLRaceTests(RaceTests, base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBBindOutcomeTests(cases.BindOutcomeTests, base.TestCase):
+class MariaDBClaimOutcomeTests(cases.ClaimOutcomeTests, base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLBindOutcomeTests(cases.BindOutcomeTests, base.TestCase):
+class PostgreSQLClaimOutcomeTests(cases.ClaimOutcomeTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBFinishOutcomeTests(cases.FinishOutcomeTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLFinishOutcomeTests(cases.FinishOutcomeTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBPrepareOutcomeTests(binder_cases.PrepareOutcomeTests,
+                                 base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLPrepareOutcomeTests(binder_cases.PrepareOutcomeTests,
+                                    base.TestCase):
     backend = 'postgresql'
 
 
@@ -119,11 +139,11 @@ class PostgreSQLNovaEventTests(cases.NovaEventTests, base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBRecoveryTests(cases.RecoveryTests, base.TestCase):
+class MariaDBRecoveryTests(binder_cases.RecoveryTests, base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLRecoveryTests(cases.RecoveryTests, base.TestCase):
+class PostgreSQLRecoveryTests(binder_cases.RecoveryTests, base.TestCase):
     backend = 'postgresql'
 
 

@@ -1,0 +1,366 @@
+"""The two transactions of a bind batch: ``claim`` and ``finish``.
+
+``cyborg.conductor.binder`` runs them around the agent call of a batch (its
+module docstring tells the whole bind path). Each is one database
+transaction of a fixed number of statements, whatever the number of ARQs:
+
+* ``claim`` leases the ARQs to a binder, loads them with their deployable
+  and device, fails those that cannot be bound and gives each of the others
+  a free attach handle of its deployable (``Work`` for the agent, a FAILED
+  ``Decision`` for the rest);
+* ``finish`` applies the ``Decision`` of each ARQ if it still can and
+  collects the server external events Nova is owed (``Events``).
+
+The durations they need (how long a bind may take, how long a lease
+lasts) are handed in by the binder, from its settings.
+"""
+
+import collections
+import dataclasses
+import datetime
+import json
+import logging
+
+from cyborg.clients import nova as nova_client
+from cyborg.db import api as db_api
+from cyborg.db.queries import arq_binding as queries
+from cyborg.db.queries import attach_handles
+from cyborg.objects import fields
+
+LOG = logging.getLogger(__name__)
+
+BOUND = fields.ARQState.BOUND
+BIND_FAILED = fields.ARQState.BIND_FAILED
+BIND_STARTED = fields.ARQState.BIND_STARTED
+DISABLED_DEVICE_STATUS = fields.DeviceStatus.MAINTAINING
+
+# Outcomes of an ARQ's bind, decided before the finishing transaction.
+PREPARED = 'prepared'
+FAILED = 'failed'
+RETRY = 'retry'
+# The finishing transaction accepts whatever attach handle the ARQ holds.
+ANY_HANDLE = object()
+
+
+@dataclasses.dataclass
+class Work:
+    """An ARQ claimed by a binder, with what its agent needs."""
+
+    arq_id: int
+    uuid: str
+    hostname: str
+    instance_uuid: str
+    started_at: datetime.datetime
+    deadline: datetime.datetime
+    attach_handle_id: int = None
+    attach_type: str = None
+    attach_info: dict = None
+    deployable_name: str = None
+    driver_name: str = None
+    request_group: dict = dataclasses.field(default_factory=dict)
+
+    def for_agent(self):
+        """The dict ``AgentAPI.prepare_arqs`` takes for this ARQ."""
+        return {'uuid': self.uuid, 'driver_name': self.driver_name,
+                'deployable_name': self.deployable_name,
+                'attach_type': self.attach_type,
+                'attach_info': self.attach_info,
+                'request_group': self.request_group}
+
+
+class AttachHandleRace(Exception):
+    """Another writer took attach handles this claim had locked as free."""
+
+
+@dataclasses.dataclass
+class Decision:
+    """How the bind of one ARQ ends, for ``finish`` to apply if it still can.
+
+    ``started_at`` is when the bind was recorded (the ARQ's ``updated_at``
+    while it is in BindStarted): it tells this bind from a later one of the
+    same ARQ, after an unbind, that the decision must not touch.
+    """
+
+    arq_id: int
+    uuid: str
+    instance_uuid: str
+    outcome: str
+    attach_handle_id: object = ANY_HANDLE
+    reason: str = None
+    started_at: datetime.datetime = None
+
+
+class Events(list):
+    """The server external events ``finish`` collected, and the lease
+    (``owner``, ``lease_expires_at``) they were recorded as being sent
+    under."""
+
+    def __init__(self, owner, lease_expires_at):
+        super().__init__()
+        self.owner = owner
+        self.lease_expires_at = lease_expires_at
+
+
+def bind_started_at(row):
+    """When the bind of an ARQ row in BindStarted was recorded."""
+    return row['updated_at'] or row['created_at']
+
+
+def failed(row, reason):
+    """A FAILED Decision for an ARQ row, whatever handle it holds."""
+    return Decision(row['id'], row['uuid'], row['instance_uuid'], FAILED,
+                    ANY_HANDLE, reason, bind_started_at(row))
+
+
+def _request_group(row):
+    try:
+        groups = json.loads(row['profile_json'])
+        group = groups[row['device_profile_group_id']]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return {}
+    return group if isinstance(group, dict) else {}
+
+
+# -- claim --------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _Claimed:
+    """What ``claim`` found so far: Work ready for the agent, FAILED
+    Decisions, and ``(row, Work)`` waiting for a free handle by deployable
+    row id."""
+
+    work: list = dataclasses.field(default_factory=list)
+    decisions: list = dataclasses.field(default_factory=list)
+    waiting: dict = dataclasses.field(
+        default_factory=lambda: collections.defaultdict(list))
+
+    def fail(self, row, reason):
+        self.decisions.append(failed(row, reason))
+
+
+@db_api.writer
+def claim(context, arq_uuids, owner, now, bind_timeout, lease):
+    """Lease the ARQs and give each a free attach handle, in one transaction.
+
+    ``bind_timeout`` (a timedelta) is how long a bind may take from when
+    it was recorded; ``lease`` how long the lease taken here lasts.
+
+    Returns ``(work, decisions)``: a Work per ARQ to prepare on its host,
+    and a FAILED Decision per ARQ that cannot be bound. ARQs that another
+    binder holds, or that left BindStarted, are in neither.
+
+    :raises: AttachHandleRace when the compare-and-set on the handles
+        finds one taken; nothing is written then.
+    """
+    queries.take_leases(context, arq_uuids, owner, now + lease, now)
+    rows = queries.leased_arqs(context, arq_uuids, owner)
+    claimed = _Claimed()
+    for row in rows:
+        _check(claimed, row, now, bind_timeout)
+    assignments = _assign_free_handles(context, claimed, now)
+    queries.assign_attach_handles(context, assignments, owner)
+    return claimed.work, claimed.decisions
+
+
+def _check(claimed, row, now, bind_timeout):
+    """Fail the ARQ ``row`` if it cannot be bound, else keep it as Work:
+    ready when it already holds a handle, waiting for one otherwise."""
+    started_at = bind_started_at(row)
+    deadline = started_at + bind_timeout
+    item = Work(arq_id=row['id'], uuid=row['uuid'],
+                hostname=row['hostname'],
+                instance_uuid=row['instance_uuid'],
+                started_at=started_at, deadline=deadline,
+                deployable_name=row['deployable_name'],
+                driver_name=row['deployable_driver_name'],
+                request_group=_request_group(row))
+    if now >= deadline:
+        claimed.fail(row, 'not bound within bind_timeout')
+    elif row['deployable_row_id'] is None:
+        claimed.fail(row, 'no deployable has resource provider %s'
+                     % row['device_rp_uuid'])
+    elif row['device_hostname'] != row['hostname']:
+        claimed.fail(row, 'resource provider %s is on host %s, not %s' % (
+            row['device_rp_uuid'], row['device_hostname'], row['hostname']))
+    elif row['device_status'] == DISABLED_DEVICE_STATUS:
+        claimed.fail(row, 'the device of resource provider %s is disabled'
+                     % row['device_rp_uuid'])
+    elif row['attach_handle_id'] is not None:
+        # Taken over from a binder that had already chosen the handle.
+        if row['attach_handle_deployable_id'] != row['deployable_row_id']:
+            claimed.fail(row, 'its attach handle is not one of resource '
+                         'provider %s' % row['device_rp_uuid'])
+            return
+        item.attach_handle_id = row['attach_handle_id']
+        item.attach_type = row['attach_handle_type']
+        item.attach_info = json.loads(row['attach_handle_info'])
+        claimed.work.append(item)
+    else:
+        claimed.waiting[row['deployable_row_id']].append((row, item))
+
+
+def _free_handles(context, deployable_ids):
+    """The free attach handles of the deployables, locked, by deployable id.
+
+    A handle marked free that an ARQ holds anyway is left out (and logged).
+    """
+    free = collections.defaultdict(list)
+    if not deployable_ids:
+        return free
+    handles = attach_handles.lock_free(context, deployable_ids)
+    held = attach_handles.held(context, [handle['id'] for handle in handles])
+    if held:
+        LOG.warning('Attach handles %s are marked free but ARQs hold '
+                    'them; skipped', sorted(held))
+    for handle in handles:
+        if handle['id'] not in held:
+            free[handle['deployable_id']].append(handle)
+    return free
+
+
+def _assign_free_handles(context, claimed, now):
+    """Give each waiting ARQ a free handle of its deployable and take them.
+
+    Returns ``{arq_id: (attach_handle_id, deployable_id)}``; an ARQ its
+    deployable has no handle left for fails.
+
+    :raises: AttachHandleRace when a handle was taken meanwhile.
+    """
+    free = _free_handles(context, list(claimed.waiting))
+    assignments = {}
+    for deployable_id, entries in claimed.waiting.items():
+        handles = free[deployable_id]
+        for index, (row, item) in enumerate(entries):
+            if index >= len(handles):
+                claimed.fail(row, 'deployable %s has no free attach handle'
+                             % row['deployable_name'])
+                continue
+            handle = handles[index]
+            item.attach_handle_id = handle['id']
+            item.attach_type = handle['attach_type']
+            item.attach_info = json.loads(handle['attach_info'])
+            assignments[row['id']] = (handle['id'], deployable_id)
+            claimed.work.append(item)
+    taken = attach_handles.take(
+        context, [handle_id for handle_id, _ in assignments.values()], now)
+    if taken != len(assignments):
+        raise AttachHandleRace()
+    return assignments
+
+
+# -- finish -------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _Applied:
+    """What applying the decisions changes: ``ended`` (``{arq_uuid:
+    state}``), the ARQ ids to set Bound or BindFailed, the handles to free
+    and the uuids whose lease this binder gives up."""
+
+    ended: dict = dataclasses.field(default_factory=dict)
+    released: list = dataclasses.field(default_factory=list)
+    bound_ids: list = dataclasses.field(default_factory=list)
+    failed_ids: list = dataclasses.field(default_factory=list)
+    freed_handles: list = dataclasses.field(default_factory=list)
+
+
+@db_api.writer
+def finish(context, decisions, owner, now, lease, instance_uuids=()):
+    """Apply ``decisions`` and collect the events Nova is owed, in one transaction.
+
+    A decision applies to an ARQ still in the bind it was made for (still
+    in BindStarted, recorded at the decision's ``started_at``), leased to
+    ``owner`` (any binder when None) and holding the attach handle the
+    decision names. PREPARED ARQs become Bound, FAILED ones BindFailed and
+    free their handle; RETRY ones, and ARQs the decision no longer applies
+    to, lose this binder's lease, except an ARQ that is in a later bind
+    (unbound and bound again meanwhile): that bind is not this decision's.
+    Every ARQ of the instances concerned is locked, so the events of an
+    instance are collected once, by the transaction that ends its last
+    bind. ``lease`` (a timedelta) is how long the events are leased to
+    their sender.
+
+    Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
+    external events to send (``Events``, which also names their lease).
+    """
+    instances = set(instance_uuids)
+    instances.update(decision.instance_uuid for decision in decisions
+                     if decision.instance_uuid)
+    rows = {row['id']: dict(row) for row in queries.lock_arqs_of_instances(
+        context, [decision.arq_id for decision in decisions], instances)}
+    applied = _Applied()
+    for decision in decisions:
+        _apply(applied, decision, rows.get(decision.arq_id), owner)
+    _write(context, applied, owner, now)
+    events = _collect_events(context, rows, applied.ended, owner,
+                             now + lease, now)
+    return applied.ended, events
+
+
+def _apply(applied, decision, row, owner):
+    """Apply one decision to its locked ARQ ``row`` (None: deleted), in
+    memory; ``_write`` writes what ``applied`` gathered."""
+    binding = row is not None and row['state'] == BIND_STARTED
+    later_bind = (binding and decision.started_at is not None
+                  and bind_started_at(row) != decision.started_at)
+    applies = (
+        binding and not later_bind
+        and (owner is None or row['bind_owner'] == owner)
+        and (decision.attach_handle_id is ANY_HANDLE
+             or row['attach_handle_id'] == decision.attach_handle_id))
+    if later_bind:
+        LOG.debug('ARQ %s was bound again since this outcome was '
+                  'decided; it is left to its new bind', decision.uuid)
+        return
+    if not applies or decision.outcome == RETRY:
+        applied.released.append(decision.uuid)
+        if applies:
+            LOG.info('Bind of ARQ %s is tried again later: %s',
+                     decision.uuid, decision.reason)
+        return
+    if decision.outcome == PREPARED:
+        applied.bound_ids.append(row['id'])
+        row['state'] = BOUND
+        LOG.info('ARQ %s of instance %s is bound', row['uuid'],
+                 row['instance_uuid'])
+    else:
+        applied.failed_ids.append(row['id'])
+        if row['attach_handle_id'] is not None:
+            applied.freed_handles.append(row['attach_handle_id'])
+        row['state'] = BIND_FAILED
+        LOG.warning('Bind of ARQ %s of instance %s failed: %s',
+                    row['uuid'], row['instance_uuid'], decision.reason)
+    row['bind_event_pending'] = True
+    applied.ended[row['uuid']] = row['state']
+
+
+def _write(context, applied, owner, now):
+    """End the binds, free the handles and give up the leases applied."""
+    queries.end_binds(context, applied.bound_ids, BOUND, now, False)
+    queries.end_binds(context, applied.failed_ids, BIND_FAILED, now, True)
+    attach_handles.free(context, applied.freed_handles, now)
+    if owner is not None:
+        queries.release_leases(context, applied.released, owner)
+
+
+def _collect_events(context, rows, ended, owner, lease_expires_at, now):
+    """Lease and return the events owed to the instances of ``rows`` none
+    of whose ARQs is still binding."""
+    binding = {row['instance_uuid'] for row in rows.values()
+               if row['state'] == BIND_STARTED}
+    # An event another sender holds a live lease on is theirs to send.
+    told = [row for row in rows.values()
+            if row['bind_event_pending'] and row['instance_uuid']
+            and row['instance_uuid'] not in binding
+            and (row['uuid'] in ended
+                 or row['bind_lease_expires_at'] is None
+                 or row['bind_lease_expires_at'] <= now)]
+    # The events stay pending until Nova has them (Binder._notify), leased
+    # to this sender meanwhile: if it dies or Nova cannot be reached, a
+    # sweep sends them once the lease has run out.
+    events = Events(owner or 'sweep', lease_expires_at)
+    queries.lease_events(context, [row['id'] for row in told],
+                         events.owner, events.lease_expires_at)
+    events.extend(nova_client.arq_event(row['instance_uuid'], row['uuid'],
+                                        row['state'] == BOUND)
+                  for row in sorted(told, key=lambda row: row['id']))
+    return events

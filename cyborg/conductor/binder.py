@@ -1,0 +1,453 @@
+"""The conductor's binder: finishes recorded binds asynchronously.
+
+``arqs.bind`` records the ARQs of a bind request as BindStarted (with host,
+resource provider and instance) and hands their uuids to ``Binder.submit``;
+an ARQ in BindStarted is the durable record of bind work, and the binder
+finishes every such ARQ, including those of a conductor that died.
+
+One bind request (a batch) costs two transactions and one agent call per
+host, whatever the number of ARQs:
+
+1. ``bind_transactions.claim``: lease the ARQs to this binder, load them
+   with their deployable (the one whose provider is ``device_rp_uuid``) and
+   device, fail those on an unknown provider, another host or a disabled
+   device, and take a free attach handle of each deployable (a locking
+   read, then a compare-and-set on ``in_use``, so that two binders never
+   take one handle; the unique ``attach_handle_id`` of ARQs is the
+   backstop);
+2. ``AgentAPI.prepare_arqs`` on each host (``Binder._prepare_hosts``), the
+   hosts at the same time, each bounded by what is left of
+   ``[conductor] bind_timeout``;
+3. ``bind_transactions.finish``: move the ARQs still leased to this binder
+   with the same handle to Bound or BindFailed (a failed ARQ frees its
+   handle; an ARQ unbound or deleted meanwhile is left alone) and, for
+   each instance none of whose ARQs is still binding, collect the events
+   Nova is owed.
+
+The events are sent after the commit, in one request per batch
+(``clients/nova.py``). A thread of its own renews the leases of the work
+under way every ``bind_sweep_interval``; a sweep at start and as often
+fails binds older than ``bind_timeout``, takes over binds whose lease ran
+out (their conductor died) and sends events still owed.
+
+The binder reads no configuration: the conductor's manager builds its
+``BindSettings`` once and hands them in.
+"""
+
+import collections
+from concurrent import futures
+import dataclasses
+import datetime
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+
+import oslo_messaging
+from oslo_utils import timeutils
+
+from cyborg import context as cyborg_context
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import bind_transactions as transactions
+from cyborg.db.queries import arq_binding as queries
+
+LOG = logging.getLogger(__name__)
+
+FAILED = transactions.FAILED
+PREPARED = transactions.PREPARED
+RETRY = transactions.RETRY
+
+# A lease lasts this many sweep intervals; each sweep renews it.
+LEASE_INTERVALS = 3
+# How long stopping waits for the binds under way.
+STOP_TIMEOUT = 10
+# At most this many orphaned ARQs are claimed as one batch.
+SWEEP_BATCH = 100
+# A claim that loses a race for attach handles is tried this many times.
+CLAIM_ATTEMPTS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class BindSettings:
+    """The binder's settings: ``workers`` threads, ``bind_timeout`` and
+    ``sweep_interval`` in seconds (the [conductor] options)."""
+
+    workers: int
+    bind_timeout: float
+    sweep_interval: float
+
+    @classmethod
+    def from_conf(cls, conf):
+        """The settings of the [conductor] group of ``conf``."""
+        return cls(workers=conf.conductor.bind_workers,
+                   bind_timeout=conf.conductor.bind_timeout,
+                   sweep_interval=conf.conductor.bind_sweep_interval)
+
+    @property
+    def bind_time_limit(self):
+        """How long a bind may take from when it was recorded (timedelta)."""
+        return datetime.timedelta(seconds=self.bind_timeout)
+
+    @property
+    def lease(self):
+        """How long a lease lasts (timedelta): a lease runs out only after
+        several sweeps failed to renew it."""
+        return datetime.timedelta(
+            seconds=LEASE_INTERVALS * self.sweep_interval)
+
+
+class Binder:
+    """Finishes ARQs in BindStarted with a pool of threads; see the module docstring.
+
+    ``settings`` is a BindSettings. ``nova`` is a callable without
+    arguments returning the NovaClient, called once, when the first events
+    are sent (so that the client logs in only in the process that sends
+    them). ``agents`` (an AgentAPI) defaults to the real one, made on
+    first use.
+    """
+
+    def __init__(self, host, settings, nova, agents=None):
+        self.host = host
+        self.settings = settings
+        self.owner = self._new_owner()
+        self._agents = agents
+        self._nova_factory = nova
+        self._nova = None
+        self._nova_lock = threading.Lock()
+        self._queue = queue.Queue()
+        self._workers = []
+        self._sweeper = None
+        self._renewer = None
+        self._stop = threading.Event()
+        # Uuids queued or being bound here: their leases are renewed.
+        self._active = collections.Counter()
+        self._active_lock = threading.Lock()
+        self._context = cyborg_context.get_admin_context()
+
+    def _new_owner(self):
+        # Unique per binder and process, so a restarted conductor does not
+        # mistake the leases of its previous life for work it is doing.
+        self._pid = os.getpid()
+        return '%s/%d/%s' % (self.host, self._pid, uuid.uuid4().hex[:12])
+
+    @property
+    def agents(self):
+        if self._agents is None:
+            self._agents = agent_rpcapi.AgentAPI()
+        return self._agents
+
+    @property
+    def nova(self):
+        with self._nova_lock:
+            if self._nova is None:
+                self._nova = self._nova_factory()
+            return self._nova
+
+    def start(self):
+        """Start the worker threads and resume recorded binds."""
+        if self._workers:
+            return
+        if self._pid != os.getpid():
+            # Made before the service forked its workers: each process
+            # needs an identity of its own.
+            self.owner = self._new_owner()
+        # Per start: threads of an earlier start never see a new event.
+        self._stop = threading.Event()
+        for number in range(self.settings.workers):
+            worker = threading.Thread(
+                target=self._work, args=(self._stop,), daemon=True,
+                name='arq-binder-%d' % number)
+            worker.start()
+            self._workers.append(worker)
+        self._sweeper = threading.Thread(
+            target=self._sweep_periodically, args=(self._stop,), daemon=True,
+            name='arq-bind-sweep')
+        self._sweeper.start()
+        self._renewer = threading.Thread(
+            target=self._renew_periodically, args=(self._stop,), daemon=True,
+            name='arq-lease-renewer')
+        self._renewer.start()
+
+    def stop(self):
+        """Stop the worker threads; unfinished binds stay recorded."""
+        if not self._workers:
+            return
+        self._stop.set()
+        while True:
+            try:
+                batch = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if batch is not None:
+                self._forget(batch)
+        for _ in self._workers:
+            self._queue.put(None)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        for thread in self._workers + [self._sweeper, self._renewer]:
+            thread.join(max(0, deadline - time.monotonic()))
+            if thread.is_alive():
+                LOG.warning('%s is still waiting for an agent; stopping '
+                            'without it', thread.name)
+        self._workers = []
+        self._sweeper = None
+        self._renewer = None
+        self._release_leases()
+
+    def _release_leases(self):
+        """Give up the leases of the work left, at stop: another binder (or
+        this one restarted) takes it over at once."""
+        with self._active_lock:
+            left = sorted(self._active)
+        try:
+            queries.release_leases(self._context, left, self.owner)
+        except Exception:
+            LOG.exception('Could not release the leases of ARQs %s; they '
+                          'are taken over when the leases run out', left)
+
+    def submit(self, arq_uuids):
+        """Queue ARQs already recorded as BindStarted."""
+        batch = sorted(set(arq_uuids))
+        if not batch:
+            return
+        with self._active_lock:
+            self._active.update(batch)
+        self._queue.put(batch)
+
+    def _forget(self, batch):
+        with self._active_lock:
+            self._active.subtract(batch)
+            for arq_uuid in batch:
+                if self._active[arq_uuid] <= 0:
+                    del self._active[arq_uuid]
+
+    def _work(self, stop):
+        while True:
+            batch = self._queue.get()
+            if batch is None:
+                return
+            try:
+                if not stop.is_set():
+                    self.bind(batch)
+            except Exception:
+                # The ARQs stay in BindStarted: a sweep takes them over.
+                LOG.exception('Binding ARQs %s failed', ', '.join(batch))
+            finally:
+                self._forget(batch)
+
+    # -- One batch --------------------------------------------------------
+
+    def bind(self, arq_uuids):
+        """Bind the ARQs of ``arq_uuids`` now, in this thread.
+
+        Returns ``{arq_uuid: state}`` of the ARQs this call moved out of
+        BindStarted.
+        """
+        work, decisions = self._claim(arq_uuids)
+        by_host = collections.defaultdict(list)
+        for item in work:
+            by_host[item.hostname].append(item)
+        decisions.extend(self._prepare_hosts(by_host))
+        ended, events = transactions.finish(
+            self._context, decisions, self.owner, timeutils.utcnow(),
+            self.settings.lease)
+        self._notify(events)
+        return ended
+
+    def _claim(self, arq_uuids):
+        """``claim``, tried again when another binder took the handles."""
+        for attempt in range(1, CLAIM_ATTEMPTS + 1):
+            try:
+                return transactions.claim(
+                    self._context, arq_uuids, self.owner, timeutils.utcnow(),
+                    self.settings.bind_time_limit, self.settings.lease)
+            except transactions.AttachHandleRace:
+                if attempt == CLAIM_ATTEMPTS:
+                    raise
+                LOG.debug('Attach handles of ARQs %s were taken meanwhile; '
+                          'claiming again', arq_uuids)
+
+    def _prepare_hosts(self, by_host):
+        """One agent call per host, the hosts asked at the same time.
+
+        Each host has what is left of its own ARQs' bind time: a host that
+        is slow to answer does not use up the time of the others.
+        """
+        if len(by_host) <= 1:
+            return [decision for host, items in by_host.items()
+                    for decision in self._prepare(host, items)]
+        with futures.ThreadPoolExecutor(
+                max_workers=len(by_host),
+                thread_name_prefix='arq-prepare') as pool:
+            answers = [pool.submit(self._prepare, host, items)
+                       for host, items in sorted(by_host.items())]
+            return [decision for answer in answers
+                    for decision in answer.result()]
+
+    def _prepare(self, host, items):
+        """One agent call for the ARQs of ``host``; their Decisions."""
+        deadline = min(item.deadline for item in items)
+        remaining = (deadline - timeutils.utcnow()).total_seconds()
+        if remaining <= 0:
+            return _decide(items, FAILED, 'bind_timeout passed before the '
+                           'agent of %s was asked' % host)
+        try:
+            # The agent may program an FPGA first: allow it what is left of
+            # the bind's time rather than the usual RPC timeout.
+            answers = self.agents.prepare_arqs(
+                self._context, host, [item.for_agent() for item in items],
+                timeout=max(1, int(remaining + 0.999)))
+        except oslo_messaging.MessagingTimeout:
+            if timeutils.utcnow() >= deadline:
+                return _decide(items, FAILED, 'the agent of %s did not '
+                               'answer within bind_timeout' % host)
+            return _decide(items, RETRY, 'the agent of %s did not answer'
+                           % host)
+        except (oslo_messaging.RemoteError,
+                oslo_messaging.RPCVersionCapError) as error:
+            return _decide(items, FAILED, 'the agent of %s refused: %s'
+                           % (host, error))
+        except oslo_messaging.MessagingException as error:
+            # The transport may come back: a sweep tries again.
+            LOG.warning('Could not reach the agent of %s for ARQs %s: %s',
+                        host, ', '.join(item.uuid for item in items), error)
+            return _decide(items, RETRY, str(error))
+        return [decision for item in items
+                for decision in _decide_answered(host, item, answers)]
+
+    def _notify(self, events):
+        """Send Nova ``events`` (``finish``'s); once it has them, they are
+        no longer owed.
+
+        Events Nova could not be given (unreachable, a server error) stay
+        pending and the next sweep sends them again, so Nova may hear of
+        an ARQ twice but never not at all. Without [nova] they are dropped.
+        Only the lease these events were sent under is cleared: an ARQ
+        unbound, bound again and ended meanwhile owes Nova its new event.
+        """
+        if not events:
+            return
+        tags = [event['tag'] for event in events]
+        try:
+            delivered = (self.nova.send_events(events)
+                         or not self.nova.is_configured())
+        except Exception:
+            LOG.exception('Sending Nova the events of ARQs %s failed',
+                          ', '.join(tags))
+            return
+        if delivered:
+            queries.clear_events_pending(self._context, tags, events.owner,
+                                         events.lease_expires_at)
+
+    # -- The sweep --------------------------------------------------------
+
+    def _renew_periodically(self, stop):
+        # Apart from the sweep, which may wait for Nova or the database
+        # longer than a lease lasts: the leases of work under way must not
+        # run out while this binder is alive.
+        while not stop.wait(self.settings.sweep_interval):
+            try:
+                self.renew_leases()
+            except Exception:
+                LOG.exception('Renewing the leases of the binds under way '
+                              'failed; trying again in %s s',
+                              self.settings.sweep_interval)
+
+    def renew_leases(self, now=None):
+        """Extend the leases of the ARQs queued or being bound here."""
+        now = now or timeutils.utcnow()
+        with self._active_lock:
+            active = sorted(self._active)
+        return queries.renew_leases(self._context, active, self.owner,
+                                    now + self.settings.lease)
+
+    def _sweep_periodically(self, stop):
+        first = True
+        while not stop.is_set():
+            try:
+                self.sweep(initial=first)
+            except Exception:
+                LOG.exception('Sweep of the recorded binds failed; trying '
+                              'again in %s s', self.settings.sweep_interval)
+            first = False
+            stop.wait(self.settings.sweep_interval)
+
+    def sweep(self, initial=False):
+        """Renew, time out, take over and notify; see the module docstring.
+
+        ``initial`` (at start) takes over every ARQ that nobody leased,
+        however young. Returns the uuids queued for taking over.
+        """
+        now = timeutils.utcnow()
+        with self._active_lock:
+            active = set(self._active)
+        self.renew_leases(now)
+
+        expired = queries.binds_started_before(
+            self._context, now - self.settings.bind_time_limit)
+        if expired:
+            self.fail_expired(expired)
+        expired = {row['uuid'] for row in expired}
+
+        unowned_since = now if initial else now - datetime.timedelta(
+            seconds=self.settings.sweep_interval)
+        orphans = self._take_over(now, unowned_since, active | expired)
+
+        owed = queries.instances_owed_events(self._context, now)
+        if owed:
+            _, events = transactions.finish(
+                self._context, [], self.owner, now, self.settings.lease,
+                instance_uuids=owed)
+            self._notify(events)
+        return orphans
+
+    def _take_over(self, now, unowned_since, skipped):
+        """Queue the orphaned binds (no live lease, unowned since
+        ``unowned_since``) but those of ``skipped``; return their uuids."""
+        # One batch per instance, as its bind request was: a device that
+        # hangs then holds up only the ARQs of its own instance.
+        by_instance = collections.defaultdict(list)
+        orphans = []
+        for arq_uuid, instance_uuid in queries.orphaned_binds(
+                self._context, now, unowned_since):
+            if arq_uuid not in skipped:
+                by_instance[instance_uuid].append(arq_uuid)
+                orphans.append(arq_uuid)
+        for instance_uuid, arq_uuids in by_instance.items():
+            for start in range(0, len(arq_uuids), SWEEP_BATCH):
+                batch = arq_uuids[start:start + SWEEP_BATCH]
+                LOG.info('Taking over the binds of ARQs %s of instance %s',
+                         ', '.join(batch), instance_uuid)
+                self.submit(batch)
+        return orphans
+
+    def fail_expired(self, rows):
+        """Set ARQs (``binds_started_before`` rows) still in BindStarted to
+        BindFailed, whoever works on them."""
+        reason = ('not bound within bind_timeout (%s s)'
+                  % self.settings.bind_timeout)
+        decisions = [transactions.failed(row, reason) for row in rows]
+        _, events = transactions.finish(self._context, decisions, None,
+                                        timeutils.utcnow(),
+                                        self.settings.lease)
+        self._notify(events)
+
+
+def _decide(items, outcome, reason=None):
+    """The Decisions of ``outcome`` for the Work ``items``."""
+    return [transactions.Decision(item.arq_id, item.uuid, item.instance_uuid,
+                                  outcome, item.attach_handle_id, reason,
+                                  item.started_at)
+            for item in items]
+
+
+def _decide_answered(host, item, answers):
+    """The Decision of ``item`` from the agent's ``answers`` (by uuid)."""
+    answer = (answers or {}).get(item.uuid)
+    if answer is None:
+        return _decide([item], FAILED, 'the agent of %s did not answer for '
+                       'this ARQ' % host)
+    if answer.get('prepared'):
+        return _decide([item], PREPARED)
+    return _decide([item], FAILED, answer.get('reason'))

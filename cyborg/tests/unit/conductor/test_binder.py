@@ -1,0 +1,261 @@
+"""The conductor's binder: its agent calls, its threads and its sweep.
+
+The fixture (``test_bind_transactions.BindingTestsBase``) is a real agent
+with the fake driver over the fake:// transport, and a recorder of the
+events the binder sends in place of Nova.
+"""
+
+import datetime
+import threading
+import time
+
+import sqlalchemy as sa
+from oslo_utils import uuidutils
+
+from cyborg.agent import manager as agent_manager
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.agent.drivers import fake
+from cyborg.conductor import inventory_report
+from cyborg.tests import base
+from cyborg.tests.unit.conductor import test_bind_transactions as cases
+from cyborg.tests.unit.db import records
+
+HOST = cases.HOST
+ARQ = cases.ARQ
+Deployable = cases.Deployable
+Device = cases.Device
+wait_for = cases.wait_for
+
+
+class PrepareOutcomeTests(cases.BindingTestsBase):
+    """What the agent calls of a batch end in."""
+
+    def test_agent_that_does_not_answer_fails_at_bind_timeout(self):
+        self.binder = self.make_binder('conductor-1', bind_timeout=2)
+        arq_uuid = self.make_arq(self.providers[2])
+        started = time.monotonic()
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+
+        self.assertLess(time.monotonic() - started, 6)
+        self.assertEqual(0, self.handles_in_use())
+        self.assertEqual('failed', self.nova.events()[0]['status'])
+
+    def test_agent_gone_silent_fails_at_bind_timeout(self):
+        self.binder = self.make_binder('conductor-1', bind_timeout=2)
+        real_prepare_arqs = self.agent.prepare_arqs
+
+        def silent(context, arqs, timeout=None):
+            # An agent that does not keep to the time it was given.
+            time.sleep(timeout + 1)
+            return real_prepare_arqs(context, arqs)
+
+        silent.exposed = True
+        self.agent.prepare_arqs = silent
+        arq_uuid = self.make_arq(self.providers[0])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_a_hanging_device_fails_only_its_own_arq(self):
+        self.binder = self.make_binder('conductor-1', bind_timeout=3)
+        instance = uuidutils.generate_uuid()
+        good = self.make_arq(self.providers[0], instance)
+        hanging = self.make_arq(self.providers[2], instance)
+
+        self.assertEqual({good: 'Bound', hanging: 'BindFailed'},
+                         self.binder.bind([good, hanging]))
+
+    def test_a_silent_host_does_not_fail_the_arqs_of_another(self):
+        # A second agent, on a host that sorts first, that answers only
+        # after the bind's time is up; each agent is asked once.
+        self.binder = self.make_binder('conductor-1', bind_timeout=3)
+        other = 'compute-0'
+        other_driver = fake.FakeDriver(self.driver._inventory_path,
+                                       host=other)
+        other_agent = agent_manager.AgentManager(host=other, driver_names=[])
+        other_agent.drivers = {'fake_driver': other_driver}
+        inventory_report.apply(self.context, other,
+                               other_agent.collect_inventory())
+        calls = {HOST: 0, other: 0}
+        real_prepare_arqs = self.agent.prepare_arqs
+
+        def counted(context, arqs, timeout=None):
+            calls[HOST] += 1
+            return real_prepare_arqs(context, arqs, timeout=timeout)
+
+        def silent(context, arqs, timeout=None):
+            calls[other] += 1
+            time.sleep(timeout + 1)
+            return {}
+
+        counted.exposed = silent.exposed = True
+        self.agent.prepare_arqs = counted
+        other_agent.prepare_arqs = silent
+        self.messaging.serve(agent_rpcapi.TOPIC, other, [other_agent])
+        with self.database.engine.connect() as connection:
+            other_rp = connection.execute(sa.select(Deployable.c.rp_uuid).join(
+                Device, Device.c.id == Deployable.c.device_id).where(
+                Device.c.hostname == other,
+                Deployable.c.rp_uuid.is_not(None)).order_by(
+                Deployable.c.id)).scalars().first()
+        instance = uuidutils.generate_uuid()
+        here = [self.make_arq(self.providers[0], instance) for _ in range(2)]
+        there = [self.make_arq(other_rp, instance, hostname=other)
+                 for _ in range(2)]
+
+        ended = self.binder.bind(here + there)
+
+        self.assertEqual(dict.fromkeys(here, 'Bound')
+                         | dict.fromkeys(there, 'BindFailed'), ended)
+        self.assertEqual({HOST: 1, other: 1}, calls)
+        self.assertEqual(2, self.handles_in_use())
+
+
+class RecoveryTests(cases.BindingTestsBase):
+    """Recorded binds are finished by whichever binder is alive."""
+
+    def age(self, arq_uuid, seconds):
+        past = datetime.datetime.utcnow() - datetime.timedelta(seconds=seconds)
+        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+            updated_at=past))
+
+    def test_a_new_binder_finishes_recorded_binds_at_start(self):
+        arq_uuids = [self.make_arq(self.providers[0]) for _ in range(3)]
+
+        self.binder.start()
+
+        self.assertTrue(wait_for(lambda: self.states(arq_uuids)
+                                 == ['Bound'] * 3))
+        # Nova is told just after the commit that set the states.
+        self.assertTrue(wait_for(lambda: len(self.nova.events()) >= 3))
+        self.assertEqual(3, len(self.nova.events()))
+
+    def test_submit_returns_at_once_and_workers_bind(self):
+        self.binder = self.make_binder('conductor-1', bind_timeout=3)
+        self.binder.start()
+        arq_uuid = self.make_arq(self.providers[2])
+
+        self.binder.submit([arq_uuid])
+
+        # The bind waits 3 s for an agent that never answers; a submit
+        # that waited for it would leave the ARQ BindFailed here.
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
+                                 == ['BindFailed']))
+
+    def test_bind_of_a_dead_binder_is_taken_over_when_its_lease_ends(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        now = datetime.datetime.utcnow()
+        # A conductor claimed it, chose a handle, and died.
+        work, _ = self.claim([arq_uuid], 'dead/1/x', now)
+        [item] = work
+        self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
+            bind_lease_expires_at=now - datetime.timedelta(seconds=1)))
+
+        self.assertEqual([arq_uuid], self.binder.sweep())
+        self.binder.bind([arq_uuid])
+
+        arq = self.arq(arq_uuid)
+        self.assertEqual('Bound', arq.state)
+        self.assertEqual(item.attach_handle_id, arq.attach_handle_id)
+        self.assertEqual(1, self.handles_in_use())
+
+    def test_live_lease_of_another_binder_is_respected(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        recorded_at = self.arq(arq_uuid).updated_at
+        self.claim([arq_uuid], 'alive/1/x')
+        # The claim keeps the time the bind was recorded (bind_timeout).
+        self.assertEqual(recorded_at, self.arq(arq_uuid).updated_at)
+
+        self.assertEqual([], self.binder.sweep())
+        self.assertEqual({}, self.binder.bind([arq_uuid]))
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+
+    def test_sweep_fails_binds_past_bind_timeout_whoever_holds_them(self):
+        instance = uuidutils.generate_uuid()
+        arq_uuid = self.make_arq(self.providers[0], instance)
+        self.claim([arq_uuid], 'alive/1/x')
+        self.age(arq_uuid, 31)
+
+        self.binder.sweep()
+
+        arq = self.arq(arq_uuid)
+        self.assertEqual('BindFailed', arq.state)
+        self.assertIsNone(arq.attach_handle_uuid)
+        self.assertEqual(0, self.handles_in_use())
+        self.assertEqual([[{'name': 'accelerator-request-bound',
+                            'server_uuid': instance, 'tag': arq_uuid,
+                            'status': 'failed'}]], self.nova.sent)
+
+    def test_stop_releases_the_leases_of_unfinished_work(self):
+        arq_uuid = self.make_arq(self.providers[0])
+        # Work this binder holds but has not finished when it stops.
+        self.claim([arq_uuid], self.binder.owner)
+        self.binder._active[arq_uuid] += 1
+        self.binder.start()
+
+        self.binder.stop()
+
+        self.assertIsNone(self._owner(arq_uuid))
+        self.assertEqual('BindStarted', self.arq(arq_uuid).state)
+        # The next binder takes it over at once, with the handle chosen.
+        successor = self.make_binder('conductor-1')
+        successor.start()
+        self.assertTrue(wait_for(lambda: self.states([arq_uuid])
+                                 == ['Bound']))
+        self.assertEqual(1, self.handles_in_use())
+
+    def test_leases_are_renewed_while_the_sweep_waits_for_nova(self):
+        # Nova takes the sweep's request and does not answer.
+        entered = threading.Event()
+        release = threading.Event()
+
+        class HungNova(cases.RecordingNova):
+            def send_events(self, events):
+                entered.set()
+                release.wait(30)
+                return False
+
+        binder = self.make_binder('conductor-2', nova=HungNova())
+        self.addCleanup(release.set)
+        # An instance whose event is owed: the sweep sends it.
+        records.make_arq(self.context, self.profile, state='Bound',
+                         hostname=HOST, device_rp_uuid=self.providers[0],
+                         instance_uuid=uuidutils.generate_uuid(),
+                         project_id='project-1')
+        self.execute(sa.update(ARQ).values(bind_event_pending=True))
+        # Work under way in this binder, with a lease.
+        working = self.make_arq(self.providers[3])
+        self.claim([working], binder.owner)
+        binder._active[working] += 1
+
+        binder.start()
+        self.assertTrue(entered.wait(10))
+        first = self._lease(working)
+        # Two renewals' time, the sweep still waiting for Nova.
+        time.sleep(2.5)
+
+        self.assertEqual(binder.owner, self._owner(working))
+        self.assertGreater(self._lease(working), first)
+
+    def _lease(self, arq_uuid):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(
+                ARQ.c.bind_lease_expires_at).where(
+                ARQ.c.uuid == arq_uuid)).scalar()
+
+    def _owner(self, arq_uuid):
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.select(ARQ.c.bind_owner).where(
+                ARQ.c.uuid == arq_uuid)).scalar()
+
+
+class SQLitePrepareOutcomeTests(PrepareOutcomeTests, base.TestCase):
+    pass
+
+
+class SQLiteRecoveryTests(RecoveryTests, base.TestCase):
+    pass
