@@ -16,6 +16,7 @@ from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
 from cyborg import conf as cyborg_conf
+from cyborg import policies
 
 LOG = logging.getLogger(__name__)
 
@@ -50,11 +51,13 @@ class Healthcheck:
         return self._application(environ, start_response)
 
 
-def setup_pecan_app():
-    """The Pecan application with cyborg's hooks, without any middleware."""
+def setup_pecan_app(conf):
+    """The Pecan application with cyborg's hooks configured from ``conf``,
+    without any middleware.
+    """
     return pecan.make_app(
         root.RootController(),
-        hooks=hooks.all_hooks(),
+        hooks=hooks.all_hooks(conf),
         # /v2 and /v2/ are the same resource: no redirect to a canonical one.
         force_canonical=False,
         guess_content_type_from_ext=False,
@@ -64,7 +67,8 @@ def setup_pecan_app():
 def setup_app(conf=None):
     """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF)."""
     conf = cyborg_conf.CONF if conf is None else conf
-    application = UnversionedPaths(setup_pecan_app())
+    policies.init(conf)
+    application = UnversionedPaths(setup_pecan_app(conf))
 
     # Built from the inside out; a request goes through them in this order:
     # 1. request_id: every response, errors and 401s included, carries

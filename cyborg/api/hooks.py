@@ -1,5 +1,9 @@
-"""Pecan hooks: the request context, the conductor client, the negotiated
-microversion, and the one place where errors become Cyborg's error body.
+"""Pecan hooks: the request context, the settings a request needs, the
+conductor client, the negotiated microversion, and the one place where
+errors become Cyborg's error body.
+
+``all_hooks`` builds them from the application's configuration; no hook,
+controller, schema or view reads cyborg.conf.CONF while serving a request.
 """
 
 import json
@@ -11,8 +15,8 @@ import webob.exc
 from oslo_middleware import request_id as request_id_middleware
 from pecan import hooks
 
+from cyborg.api import links
 from cyborg.api import microversions
-from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import policies
@@ -36,14 +40,15 @@ def error_response(status, message):
     return response
 
 
-def has_service_token(environ):
-    """Whether keystonemiddleware confirmed a service token with an allowed role."""
+def has_service_token(environ, allowed_roles):
+    """Whether keystonemiddleware confirmed a service token with one of
+    ``allowed_roles`` ([keystone_authtoken] service_token_roles).
+    """
     if environ.get('HTTP_X_SERVICE_IDENTITY_STATUS') != 'Confirmed':
         return False
     roles = environ.get('HTTP_X_SERVICE_ROLES') or ''
     token_roles = {role.strip() for role in roles.split(',') if role.strip()}
-    allowed = set(conf.CONF.keystone_authtoken.service_token_roles)
-    return bool(token_roles & allowed)
+    return bool(token_roles & set(allowed_roles))
 
 
 def is_versioned_path(path):
@@ -55,18 +60,46 @@ class ContextHook(hooks.PecanHook):
     """Puts a cyborg RequestContext on ``pecan.request.context``.
 
     It runs first, before routing, so that every log line of the request
-    (errors included) carries this request's id.
+    (errors included) carries this request's id. ``service_token_roles``
+    are the roles a service token needs to count as one.
     """
 
     priority = 10
+
+    def __init__(self, service_token_roles):
+        super().__init__()
+        self._service_token_roles = frozenset(service_token_roles)
 
     def on_route(self, state):
         environ = state.request.environ
         context = cyborg_context.RequestContext.from_environ(environ)
         context.is_admin = policies.check_is_admin(context)
         # Read by the ARQ controller: bind, unbind and some deletes need it.
-        context.has_service_token = has_service_token(environ)
+        context.has_service_token = has_service_token(
+            environ, self._service_token_roles)
         state.request.context = context
+
+
+class SettingsHook(hooks.PecanHook):
+    """Puts what the controllers need of the configuration on the request.
+
+    ``request.base_url``: the URL links start with ([api] public_endpoint,
+    else the request's own; see ``cyborg.api.links.base_url``), computed
+    once per request. ``request.max_limit``: the largest page of a list
+    ([api] max_limit).
+    """
+
+    priority = 15
+
+    def __init__(self, public_endpoint, max_limit):
+        super().__init__()
+        self._public_endpoint = public_endpoint
+        self._max_limit = max_limit
+
+    def on_route(self, state):
+        request = state.request
+        request.base_url = links.base_url(request, self._public_endpoint)
+        request.max_limit = self._max_limit
 
 
 class ConductorHook(hooks.PecanHook):
@@ -196,7 +229,11 @@ def _log_error(request, status, message, error):
         LOG.error(template, values, exc_info=error)
 
 
-def all_hooks():
-    """The hooks of the Pecan app, in the order they run before a request."""
-    return [ContextHook(), MicroversionHook(), ConductorHook(), ErrorHook()]
+def all_hooks(conf):
+    """The hooks of the Pecan app, configured from ``conf``, in the order
+    they run before a request.
+    """
+    return [ContextHook(conf.keystone_authtoken.service_token_roles),
+            SettingsHook(conf.api.public_endpoint, conf.api.max_limit),
+            MicroversionHook(), ConductorHook(), ErrorHook()]
 

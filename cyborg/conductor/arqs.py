@@ -7,9 +7,11 @@ allowed from (api-contract.md §4), whose row count is checked, so that a
 bind, an unbind or the binder finishing concurrently cannot both win.
 
 A bind is only recorded here (BindStarted with host, provider and
-instance); ``cyborg.conductor.arq_binding.Binder`` finishes it after the
+instance); ``cyborg.conductor.binder.Binder`` finishes it after the
 commit. Callers other than admins and the service role see and change only
-their own project's ARQs; the others look missing (404).
+their own project's ARQs; the others look missing (404). Those ownership
+rules are ``cyborg.policies.arq``'s, and a binding is checked by
+``cyborg.objects.arq_binding``, the validator the API uses too.
 """
 
 import logging
@@ -21,30 +23,14 @@ from cyborg import exception
 from cyborg import objects
 from cyborg.db import api as db_api
 from cyborg.db.queries import arqs as arq_queries
+from cyborg.objects import arq_binding
 from cyborg.objects import fields
-from cyborg.policies import base as policy_base
+from cyborg.policies import arq as arq_policies
 
 LOG = logging.getLogger(__name__)
 
 STATES = fields.ARQState
-BINDING_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
 RESOURCES_PREFIX = 'resources:'
-
-
-def owner_filter(context):
-    """The project whose ARQs ``context`` may act on, or None for all.
-
-    Admins and callers with the service role (Nova) act on every project.
-    """
-    if context.is_admin or context.can(policy_base.SERVICE_ROLE,
-                                       fatal=False):
-        return None
-    return context.project_id
-
-
-def not_found(uuid):
-    return exception.ResourceNotFound(resource='ARQ', key='uuid',
-                                      value=uuid)
 
 
 def arqs_per_group(groups):
@@ -126,11 +112,11 @@ def _create_rows(context, device_profile_name, group_id):
 def _locked(context, uuids):
     """The ARQs of ``uuids`` locked, by uuid; 404 naming the first missing."""
     rows = arq_queries.lock_arqs(context, uuids=uuids,
-                                 project_id=owner_filter(context))
+                                 project_id=arq_policies.owner_filter(context))
     found = {row['uuid']: row for row in rows}
     for uuid in uuids:
         if uuid not in found:
-            raise not_found(uuid)
+            raise arq_policies.not_found(uuid)
     return found
 
 
@@ -175,31 +161,14 @@ def bind(context, binder, bindings):
 
 
 def _check_bindings(context, bindings):
-    if not isinstance(bindings, dict) or not bindings:
-        raise exception.Invalid(reason='bindings must map ARQ uuids to '
-                                       'their bindings')
-    checked = {}
-    for uuid, binding in bindings.items():
-        if not uuidutils.is_uuid_like(uuid) or not isinstance(binding, dict):
-            raise exception.Invalid(reason='bad binding of ARQ %r' % (uuid,))
-        missing = [name for name in BINDING_FIELDS if not binding.get(name)]
-        if missing:
-            raise exception.Invalid(reason='the binding of ARQ %s lacks %s'
-                                           % (uuid, ', '.join(missing)))
-        for name in ('device_rp_uuid', 'instance_uuid'):
-            if not uuidutils.is_uuid_like(binding[name]):
-                raise exception.Invalid(
-                    reason='%s of ARQ %s must be a UUID, not %r'
-                           % (name, uuid, binding[name]))
-        project_id = binding.get('project_id')
-        if project_id is not None and not context.is_admin:
-            raise exception.PolicyNotAuthorized(
-                'Only an administrator may set the project_id of ARQ %s.'
-                % uuid)
-        checked[uuid] = {'hostname': binding['hostname'],
-                         'device_rp_uuid': binding['device_rp_uuid'],
-                         'instance_uuid': binding['instance_uuid'],
-                         'project_id': project_id}
+    """``bindings`` validated as the API validates them, for any RPC caller.
+
+    The API has checked them already (``cyborg.api.schemas.arqs``); other
+    callers get the same 400s and the same 403 for a project_id set by a
+    non-admin.
+    """
+    checked = arq_binding.checked_all(bindings)
+    arq_policies.check_project_ids(context, checked)
     return checked
 
 
@@ -282,7 +251,7 @@ def _delete_rows(context, uuids, instance_uuid):
     else:
         found = {row['uuid']: row for row in arq_queries.lock_arqs(
             context, instance_uuid=instance_uuid,
-            project_id=owner_filter(context))}
+            project_id=arq_policies.owner_filter(context))}
     bound = sorted(uuid for uuid, row in found.items()
                    if row['state'] == STATES.BOUND)
     if bound and not context.has_service_token:

@@ -1,5 +1,6 @@
 """Deployable: an assignable part of a device, with its attributes."""
 
+from cyborg.db.queries import deployable_filters
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.objects import base
 from cyborg.objects import fields
@@ -53,3 +54,24 @@ class Deployable(base.TableObject):
         """
         return cls._from_result(
             context, deployable_queries.get_by_id(context, deployable_id))
+
+    @classmethod
+    def list_rows(cls, context, filters=None, attributes=None, limit=None,
+                  marker=None, sort_key=None, sort_dir=None):
+        """One page of deployables as ``(row, attributes_list)`` pairs.
+
+        For lists that only render (GET /v2/deployables): each row is a
+        read-only row with a Deployable's column attributes and
+        ``attributes_list`` what the object's field would hold. Besides the
+        deployable's columns, ``filters`` may name its device's
+        ``hostname``, ``vendor`` and ``type``; ``attributes`` are (key,
+        value) pairs every deployable must have. Two SQL queries, whatever
+        the page size.
+
+        :raises: cyborg.exception.InvalidParameterValue on an unknown
+            filter, sort key or marker
+        """
+        return deployable_filters.list_rows(
+            context, filters=filters, attributes=attributes, limit=limit,
+            marker=marker, sort_key=sort_key or 'id',
+            sort_dir=sort_dir or 'asc')

@@ -1,11 +1,18 @@
-"""Policy rules of /v2/accelerator_requests (ARQs).
+"""Policy rules of /v2/accelerator_requests (ARQs), and who owns which ARQ.
 
 Binding, unbinding and deleting bound ARQs also need a valid service token;
 that check is made by the ARQ controller, not by these rules.
+
+Besides the rules, the ownership rules both the API (reads) and the
+conductor's ARQ workflows (writes) apply live here, so that the two layers
+cannot disagree: callers other than admins and the service role act on
+their own project's ARQs only, any other ARQ looks missing (404), and only
+an administrator may move an ARQ to another project by binding it.
 """
 
 from oslo_policy import policy
 
+from cyborg import exception
 from cyborg.policies import base
 
 LIST = 'cyborg:arq:get_all'
@@ -13,6 +20,10 @@ SHOW = 'cyborg:arq:get_one'
 CREATE = 'cyborg:arq:create'
 UPDATE = 'cyborg:arq:update'
 DELETE = 'cyborg:arq:delete'
+
+# The 403 of a bind by a non-admin that sets project_id (check_project_ids).
+PROJECT_ID_NEEDS_ADMIN = ('Only an administrator may set the project_id of '
+                          'an ARQ.')
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -68,3 +79,33 @@ rules = [
 def list_rules():
     """The rules of this resource."""
     return rules
+
+
+def owner_filter(context):
+    """The project whose ARQs ``context`` may act on, or None for all.
+
+    Admins and callers with the service role (Nova) act on every project.
+    """
+    if context.is_admin or context.can(base.SERVICE_ROLE, fatal=False):
+        return None
+    return context.project_id
+
+
+def not_found(uuid):
+    """The 404 of ARQ ``uuid``: unknown, or of a project the caller may not see."""
+    return exception.ResourceNotFound(resource='ARQ', key='uuid', value=uuid)
+
+
+def check_project_ids(context, bindings):
+    """403 when a caller other than an admin sets an ARQ's project.
+
+    ``bindings`` maps ARQ uuids to bindings; a binding's ``project_id``
+    other than None moves the ARQ to that project when it is bound.
+
+    :raises: exception.PolicyNotAuthorized (403)
+    """
+    if context.is_admin:
+        return
+    if any(binding.get('project_id') is not None
+           for binding in bindings.values()):
+        raise exception.PolicyNotAuthorized(PROJECT_ID_NEEDS_ADMIN)

@@ -20,4 +20,4 @@ class RootController:
     @index.when(method='GET', template='json')
     def index_get(self):
         """The version document of the service."""
-        return versions.root_document()
+        return versions.root_document(pecan.request.base_url)

@@ -1,6 +1,5 @@
 """The version documents of GET / and GET /v2 (api-contract.md §1)."""
 
-from cyborg.api import links
 from cyborg.api import microversions
 
 NAME = 'OpenStack Cyborg API'
@@ -21,9 +20,9 @@ def v2_version(version_id, href):
     }
 
 
-def root_document():
-    """GET /: every API version, and the default one."""
-    version = v2_version('v2', links.base_url() + '/v2')
+def root_document(base_url):
+    """GET /: every API version, and the default one, linked from ``base_url``."""
+    version = v2_version('v2', base_url + '/v2')
     return {
         'name': NAME,
         'description': DESCRIPTION,
@@ -32,6 +31,6 @@ def root_document():
     }
 
 
-def v2_document():
-    """GET /v2: this version alone, as a bare object."""
-    return v2_version('v2.0', links.base_url() + '/v2/')
+def v2_document(base_url):
+    """GET /v2: this version alone, as a bare object, linked from ``base_url``."""
+    return v2_version('v2.0', base_url + '/v2/')

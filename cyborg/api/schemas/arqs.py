@@ -4,6 +4,9 @@ The POST body, the list query (``instance``, ``bind_state``, paging), the
 bind/unbind PATCH document (api-contract.md §4) and the DELETE query. Every
 function raises ``exception.InvalidParameterValue`` (400) naming the
 problem, or ``exception.NotAcceptable`` (406) for ``/project_id`` below 2.1.
+The values of a bind are checked by ``cyborg.objects.arq_binding``, the
+validator the conductor applies to its other callers too; this module
+checks the document's shape (paths and operations) around them.
 """
 
 import dataclasses
@@ -13,16 +16,15 @@ from oslo_utils import uuidutils
 from cyborg import exception
 from cyborg.api import microversions
 from cyborg.api.schemas import listing
+from cyborg.objects import arq_binding
 
 BIND_STATE_RESOLVED = 'resolved'
 SORT_KEYS = ('uuid', 'state', 'device_profile_name', 'device_profile_group_id',
              'hostname', 'instance_uuid', 'created_at', 'updated_at')
-BIND_PATHS = ('/hostname', '/device_rp_uuid', '/instance_uuid')
-PROJECT_ID_PATH = '/project_id'
+BIND_PATHS = tuple('/' + name for name in arq_binding.BIND_FIELDS)
+PROJECT_ID_PATH = '/' + arq_binding.PROJECT_ID
 PROJECT_ID_NEEDS_VERSION = ('Request not acceptable. The minimal required API '
                             'version should be 2.1')
-HOSTNAME_LENGTH = 255
-PROJECT_ID_LENGTH = 255
 _ADD_KEYS = {'path', 'op', 'value'}
 _REMOVE_KEYS = {'path', 'op'}
 
@@ -33,14 +35,14 @@ def _bind_state(name, value):
     return value
 
 
-def list_query(params):
+def list_query(params, max_limit):
     """The validated query of GET /v2/accelerator_requests.
 
     ``instance`` becomes the ``instance_uuid`` filter; ``bind_state``
     (only ``resolved``, and only with ``instance``) is in ``extra``.
     """
     query = listing.parse(
-        params, {'instance': listing.uuid_value}, SORT_KEYS,
+        params, {'instance': listing.uuid_value}, SORT_KEYS, max_limit,
         extra_parsers={'bind_state': _bind_state})
     if 'instance' in query.filters:
         query.filters['instance_uuid'] = query.filters.pop('instance')
@@ -81,11 +83,6 @@ class Patch:
     bindings: dict
     unbinds: list
 
-    @property
-    def sets_project_id(self):
-        return any(binding.get('project_id') is not None
-                   for binding in self.bindings.values())
-
 
 def _operations(uuid, operations):
     if not isinstance(operations, list) or not operations:
@@ -123,36 +120,25 @@ def _operations(uuid, operations):
 
 
 def _binding(uuid, by_path, version):
-    missing = [path for path in BIND_PATHS if path not in by_path]
-    if missing:
-        raise listing.invalid('The bind of ARQ %s lacks %s'
-                              % (uuid, ', '.join(missing)))
+    """The binding the ``add`` operations ``by_path`` ask for.
+
+    A ``/project_id`` below 2.1 is a 406, once the other values are known
+    to be valid.
+    """
+    arq_binding.check_fields(uuid, [path[1:] for path in by_path])
     for path, operation in by_path.items():
         if 'value' not in operation:
             raise listing.invalid('The add of %s on ARQ %s has no value'
                                   % (path, uuid))
-    hostname = by_path['/hostname']['value']
-    if not isinstance(hostname, str) or not hostname.strip() or \
-            len(hostname) > HOSTNAME_LENGTH:
-        raise listing.invalid('hostname of ARQ %s must be a non-empty string '
-                              'of at most %d characters, not %r'
-                              % (uuid, HOSTNAME_LENGTH, hostname))
-    binding = {'hostname': hostname}
-    for path in ('/device_rp_uuid', '/instance_uuid'):
-        value = by_path[path]['value']
-        if not isinstance(value, str) or not uuidutils.is_uuid_like(value):
-            raise listing.invalid('%s of ARQ %s must be a UUID, not %r'
-                                  % (path[1:], uuid, value))
-        binding[path[1:]] = value.lower()
-    if PROJECT_ID_PATH in by_path:
-        if not microversions.supports_project_id_in_bind(version):
-            raise exception.NotAcceptable(PROJECT_ID_NEEDS_VERSION)
-        project_id = by_path[PROJECT_ID_PATH]['value']
-        if not isinstance(project_id, str) or not project_id or \
-                len(project_id) > PROJECT_ID_LENGTH:
-            raise listing.invalid('project_id of ARQ %s must be a non-empty '
-                                  'string, not %r' % (uuid, project_id))
-        binding['project_id'] = project_id
+    values = {path[1:]: operation['value']
+              for path, operation in by_path.items()}
+    too_early = arq_binding.PROJECT_ID in values and \
+        not microversions.supports_project_id_in_bind(version)
+    if too_early:
+        del values[arq_binding.PROJECT_ID]
+    binding = arq_binding.checked(uuid, values)
+    if too_early:
+        raise exception.NotAcceptable(PROJECT_ID_NEEDS_VERSION)
     return binding
 
 
@@ -169,8 +155,7 @@ def patch_request(body, version, uuid=None):
         raise listing.invalid('The patch must be an object mapping ARQ uuids '
                               'to lists of operations')
     if uuid is not None:
-        if not uuidutils.is_uuid_like(uuid):
-            raise listing.invalid('%r is not an ARQ uuid' % (uuid,))
+        arq_binding.arq_uuid(uuid)
         if list(body) != [uuid] and [key.lower() for key in body] != \
                 [uuid.lower()]:
             raise listing.invalid('The patch of ARQ %s must have that ARQ as '
@@ -179,9 +164,7 @@ def patch_request(body, version, uuid=None):
     bindings = {}
     unbinds = []
     for key, operations in body.items():
-        if not uuidutils.is_uuid_like(key):
-            raise listing.invalid('%r is not an ARQ uuid' % (key,))
-        arq_uuid = key.lower()
+        arq_uuid = arq_binding.arq_uuid(key)
         if arq_uuid in bindings or arq_uuid in unbinds:
             raise listing.invalid('ARQ %s is given twice' % arq_uuid)
         op, by_path = _operations(arq_uuid, operations)

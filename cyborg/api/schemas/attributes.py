@@ -12,12 +12,12 @@ KEY_LENGTH = 255
 _FIELDS = ('deployable_id', 'key', 'value')
 
 
-def list_query(params):
+def list_query(params, max_limit):
     """The validated query of GET /v2/attributes.
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS)
+    return listing.parse(params, FILTERS, SORT_KEYS, max_limit)
 
 
 def create_values(body):

@@ -40,12 +40,12 @@ def attribute_pairs(name, values):
     return pairs
 
 
-def list_query(params):
+def list_query(params, max_limit):
     """The validated query of GET /v2/deployables.
 
     ``extra['attribute']`` holds the attribute (key, value) pairs.
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS,
+    return listing.parse(params, FILTERS, SORT_KEYS, max_limit,
                          extra_parsers={'attribute': attribute_pairs})

@@ -59,7 +59,7 @@ def names_value(name, value):
 FILTERS = {'name': names_value}
 
 
-def list_query(params):
+def list_query(params, max_limit):
     """The validated query of GET /v2/device_profiles.
 
     ``name`` is a comma-separated list of exact names; the filter holds
@@ -67,7 +67,7 @@ def list_query(params):
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS)
+    return listing.parse(params, FILTERS, SORT_KEYS, max_limit)
 
 
 def delete_refs(path_ref, params):

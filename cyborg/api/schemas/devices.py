@@ -19,12 +19,12 @@ REASON_LENGTH = 255
 _PATCH_KEYS = {'path', 'op', 'value', 'reason'}
 
 
-def list_query(params):
+def list_query(params, max_limit):
     """The validated query of GET /v2/devices.
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS)
+    return listing.parse(params, FILTERS, SORT_KEYS, max_limit)
 
 
 def status_patch(body):

@@ -3,13 +3,14 @@
 Every collection (devices, deployables, attributes) describes its filters
 and sort keys; ``parse`` turns the query parameters into a ``ListQuery`` or
 raises ``exception.InvalidParameterValue`` (400) naming the bad parameter.
+The largest page (``[api] max_limit``) is handed in by the controller,
+which has it from the request (``cyborg.api.hooks.SettingsHook``).
 """
 
 import dataclasses
 
 from oslo_utils import uuidutils
 
-from cyborg import conf
 from cyborg import exception
 
 PAGING_PARAMETERS = ('limit', 'marker', 'sort_key', 'sort_dir')
@@ -82,8 +83,8 @@ def single(name, value):
     return value
 
 
-def _limit(value):
-    max_limit = conf.CONF.api.max_limit
+def _limit(value, max_limit):
+    """The page size asked for, ``max_limit`` when none is."""
     if value is None:
         return max_limit
     try:
@@ -112,13 +113,15 @@ def _filters_parameter(values, filter_parsers):
     return pairs
 
 
-def parse(params, filter_parsers, sort_keys, extra_parsers=None):
+def parse(params, filter_parsers, sort_keys, max_limit, extra_parsers=None):
     """Validate the query parameters of a list request; return a ListQuery.
 
-    ``filter_parsers`` maps each filter name to ``parser(name, value)``;
-    ``sort_keys`` lists the fields a caller may sort on; ``extra_parsers``
-    maps other accepted parameters to ``parser(name, value)`` (which sees a
-    list when the parameter is repeated).
+    ``max_limit`` is the largest page a caller may ask for, and the page
+    size when it asks for none. ``filter_parsers`` maps each filter name
+    to ``parser(name, value)``; ``sort_keys`` lists the fields a caller may
+    sort on; ``extra_parsers`` maps other accepted parameters to
+    ``parser(name, value)`` (which sees a list when the parameter is
+    repeated).
 
     :raises: exception.InvalidParameterValue (400)
     """
@@ -149,6 +152,6 @@ def parse(params, filter_parsers, sort_keys, extra_parsers=None):
         raise invalid('sort_dir must be asc or desc, not %r' % (sort_dir,))
     extra = {name: parser(name, params[name])
              for name, parser in extra_parsers.items() if name in params}
-    return ListQuery(filters=filters, limit=_limit(params.get('limit')),
+    return ListQuery(filters=filters, limit=_limit(params.get('limit'), max_limit),
                      marker=marker, sort_key=sort_key, sort_dir=sort_dir,
                      extra=extra)

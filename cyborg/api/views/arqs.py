@@ -12,7 +12,7 @@ RESOURCE = 'accelerator_requests'
 COLLECTION_KEY = 'arqs'
 
 
-def one(arq, request=None):
+def one(arq, base_url):
     """The response dict of one ARQ, not wrapped."""
     info = arq.attach_handle_info or {}
     return {
@@ -30,18 +30,18 @@ def one(arq, request=None):
                                for key, value in sorted(info.items())},
         'created_at': listing.timestamp(arq.created_at),
         'updated_at': listing.timestamp(arq.updated_at),
-        'links': links.make_links(RESOURCE, arq.uuid, request=request),
+        'links': links.make_links(base_url, RESOURCE, arq.uuid),
     }
 
 
-def created(arqs, request=None):
+def created(arqs, base_url):
     """``{"arqs": [...]}``: the answer of a POST."""
-    return {COLLECTION_KEY: [one(arq, request) for arq in arqs]}
+    return {COLLECTION_KEY: [one(arq, base_url) for arq in arqs]}
 
 
-def collection(arqs, query, params, request=None):
+def collection(arqs, query, params, base_url):
     """``{"arqs": [...]}`` with a ``next`` link when the page is full."""
-    body = listing.collection(RESOURCE, [one(arq, request) for arq in arqs],
-                              query, params, request)
+    body = listing.collection(RESOURCE, [one(arq, base_url) for arq in arqs],
+                              query, params, base_url)
     body[COLLECTION_KEY] = body.pop(RESOURCE)
     return body

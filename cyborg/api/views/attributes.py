@@ -6,7 +6,7 @@ from cyborg.api.views import listing
 RESOURCE = 'attributes'
 
 
-def one(attribute, request=None):
+def one(attribute, base_url):
     """The response dict of one attribute."""
     return {
         'uuid': attribute.uuid,
@@ -15,12 +15,12 @@ def one(attribute, request=None):
         'value': attribute.value,
         'created_at': listing.timestamp(attribute.created_at),
         'updated_at': listing.timestamp(attribute.updated_at),
-        'links': links.make_links(RESOURCE, attribute.uuid, request=request),
+        'links': links.make_links(base_url, RESOURCE, attribute.uuid),
     }
 
 
-def collection(attributes, query, params, request=None):
+def collection(attributes, query, params, base_url):
     """``{"attributes": [...]}`` with a ``next`` link when the page is full."""
     return listing.collection(
-        RESOURCE, [one(attribute, request) for attribute in attributes],
-        query, params, request)
+        RESOURCE, [one(attribute, base_url) for attribute in attributes],
+        query, params, base_url)

@@ -31,20 +31,20 @@ def _body(deployable, attributes_list, make_links):
     }
 
 
-def one(deployable, request=None):
+def one(deployable, base_url):
     """The response dict of one Deployable object."""
     return _body(deployable, deployable.attributes_list,
-                 listing.link_maker(RESOURCE, request))
+                 listing.link_maker(RESOURCE, base_url))
 
 
-def collection(results, query, params, request=None):
+def collection(results, query, params, base_url):
     """``{"deployables": [...]}`` with a ``next`` link when the page is full.
 
     ``results`` are ``(row, attributes_list)`` pairs of
-    ``cyborg.db.queries.deployable_filters.list_rows``.
+    ``cyborg.objects.Deployable.list_rows``.
     """
-    make_links = listing.link_maker(RESOURCE, request)
+    make_links = listing.link_maker(RESOURCE, base_url)
     return listing.collection(
         RESOURCE, [_body(row, attributes_list, make_links)
                    for row, attributes_list in results],
-        query, params, request)
+        query, params, base_url)

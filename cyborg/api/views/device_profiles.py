@@ -24,7 +24,7 @@ def timestamp(value):
         microsecond=0).isoformat(sep=' ')
 
 
-def one(device_profile, request=None):
+def one(device_profile, base_url):
     """The response dict of one device profile, not wrapped."""
     return {
         'uuid': device_profile.uuid,
@@ -33,29 +33,29 @@ def one(device_profile, request=None):
         'groups': device_profile.groups,
         'created_at': timestamp(device_profile.created_at),
         'updated_at': timestamp(device_profile.updated_at),
-        'links': links.make_links(RESOURCE, device_profile.uuid,
-                                  bookmark=False, request=request),
+        'links': links.make_links(base_url, RESOURCE, device_profile.uuid,
+                                  bookmark=False),
     }
 
 
-def wrapped(device_profile, request=None):
+def wrapped(device_profile, base_url):
     """``{"device_profile": {...}}``: the answer of GET /v2/device_profiles/{x}."""
-    return {'device_profile': one(device_profile, request)}
+    return {'device_profile': one(device_profile, base_url)}
 
 
-def created(device_profiles, request=None):
+def created(device_profiles, base_url):
     """The answer of a POST: the profile itself when one was created.
 
     Several profiles created at once come back as ``{"device_profiles":
     [...]}``, the shape of a list.
     """
     if len(device_profiles) == 1:
-        return one(device_profiles[0], request)
-    return {RESOURCE: [one(profile, request) for profile in device_profiles]}
+        return one(device_profiles[0], base_url)
+    return {RESOURCE: [one(profile, base_url) for profile in device_profiles]}
 
 
-def collection(device_profiles, query, params, request=None):
+def collection(device_profiles, query, params, base_url):
     """``{"device_profiles": [...]}`` with a ``next`` link when the page is full."""
     return listing.collection(
-        RESOURCE, [one(profile, request) for profile in device_profiles],
-        query, params, request)
+        RESOURCE, [one(profile, base_url) for profile in device_profiles],
+        query, params, base_url)

@@ -31,20 +31,20 @@ def _body(device, with_status, make_links):
     return body
 
 
-def one(device, version, request=None):
+def one(device, version, base_url):
     """The response dict of one device (object or row) at ``version``."""
     return _body(device, microversions.supports_device_status(version),
-                 listing.link_maker(RESOURCE, request))
+                 listing.link_maker(RESOURCE, base_url))
 
 
-def collection(devices, version, query, params, request=None):
+def collection(devices, version, query, params, base_url):
     """``{"devices": [...]}`` with a ``next`` link when the page is full.
 
     ``devices`` may be Device objects or rows of
-    ``cyborg.db.queries.devices.list_rows``.
+    ``cyborg.objects.Device.list_rows``.
     """
     with_status = microversions.supports_device_status(version)
-    make_links = listing.link_maker(RESOURCE, request)
+    make_links = listing.link_maker(RESOURCE, base_url)
     return listing.collection(
         RESOURCE, [_body(device, with_status, make_links) for device in devices],
-        query, params, request)
+        query, params, base_url)

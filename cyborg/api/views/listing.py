@@ -1,4 +1,8 @@
-"""Shared rendering of list responses: timestamps, links and the ``next`` link."""
+"""Shared rendering of list responses: timestamps, links and the ``next`` link.
+
+Every function building a URL takes ``base_url``, the request's
+(``request.base_url``, see ``cyborg.api.links``).
+"""
 
 import datetime
 import urllib.parse
@@ -19,14 +23,13 @@ def timestamp(value):
     return value.isoformat()
 
 
-def link_maker(resource, request=None):
+def link_maker(resource, base_url):
     """A function of a uuid returning its ``links`` list, as ``links.make_links``.
 
-    The base URL is computed once, not once per row of a page.
+    The URL prefixes are built once, not once per row of a page.
     """
-    self_prefix = links.build_url(resource, '', request=request)
-    bookmark_prefix = links.build_url(resource, '', bookmark=True,
-                                      request=request)
+    self_prefix = links.build_url(base_url, resource, '')
+    bookmark_prefix = links.build_url(base_url, resource, '', bookmark=True)
 
     def make(uuid):
         return [{'href': self_prefix + uuid, 'rel': 'self'},
@@ -34,7 +37,7 @@ def link_maker(resource, request=None):
     return make
 
 
-def collection(resource, items, query, params, request=None):
+def collection(resource, items, query, params, base_url):
     """``{resource: items}`` plus ``next`` when the page is full.
 
     ``next`` repeats the request's query string with ``marker`` set to the
@@ -47,7 +50,7 @@ def collection(resource, items, query, params, request=None):
         next_params += [('limit', str(query.limit)),
                         ('marker', items[-1]['uuid'])]
         body['next'] = '%s/v2/%s?%s' % (
-            links.base_url(request), resource,
+            base_url, resource,
             urllib.parse.urlencode(next_params))
     return body
 

@@ -32,4 +32,4 @@ class V2Controller:
     @index.when(method='GET', template='json')
     def index_get(self):
         """The version document of v2."""
-        return versions.v2_document()
+        return versions.v2_document(pecan.request.base_url)

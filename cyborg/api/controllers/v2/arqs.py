@@ -19,7 +19,6 @@ from cyborg import objects
 from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.views import arqs as arq_views
-from cyborg.conductor import arqs as arq_workflows
 from cyborg.policies import arq as arq_policies
 
 SERVICE_TOKEN_REQUIRED = ('This operation requires a service token. Use the '  # noqa: S105
@@ -60,8 +59,8 @@ class ARQsController(rest.RestController):
         request = pecan.request
         context = request.context
         context.can(arq_policies.LIST)
-        query = arq_schemas.list_query(params)
-        project_id = arq_workflows.owner_filter(context)
+        query = arq_schemas.list_query(params, request.max_limit)
+        project_id = arq_policies.owner_filter(context)
         filters = dict(query.filters)
         if project_id is not None:
             filters['project_id'] = project_id
@@ -74,7 +73,7 @@ class ARQsController(rest.RestController):
                                       uuids=', '.join(unresolved))
         arqs = objects.ARQ.list(
             context, filters=filters, **query.paging())
-        return arq_views.collection(arqs, query, params)
+        return arq_views.collection(arqs, query, params, request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid):
@@ -83,10 +82,10 @@ class ARQsController(rest.RestController):
         context = request.context
         context.can(arq_policies.SHOW)
         arq = objects.ARQ.get_by_uuid(context, uuid)
-        project_id = arq_workflows.owner_filter(context)
+        project_id = arq_policies.owner_filter(context)
         if project_id is not None and arq.project_id != project_id:
-            raise arq_workflows.not_found(uuid)
-        return arq_views.one(arq)
+            raise arq_policies.not_found(uuid)
+        return arq_views.one(arq, request.base_url)
 
     @pecan.expose('json')
     def post(self):
@@ -97,7 +96,7 @@ class ARQsController(rest.RestController):
             body_schemas.json_body(request))
         arqs = request.conductor.create_arqs(request.context, name, group_id)
         pecan.response.status = 201
-        return arq_views.created(arqs)
+        return arq_views.created(arqs, request.base_url)
 
     @pecan.expose(content_type='application/json')
     def patch(self, uuid=None):
@@ -108,9 +107,7 @@ class ARQsController(rest.RestController):
         require_service_token(context)
         patch = arq_schemas.patch_request(body_schemas.json_body(request),
                                           request.version, uuid)
-        if patch.sets_project_id and not context.is_admin:
-            raise exception.PolicyNotAuthorized(
-                'Only an administrator may set the project_id of an ARQ.')
+        arq_policies.check_project_ids(context, patch.bindings)
         if patch.unbinds:
             request.conductor.unbind_arqs(context, patch.unbinds)
         else:

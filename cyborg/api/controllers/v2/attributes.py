@@ -22,10 +22,11 @@ class AttributesController(rest.RestController):
         """Attributes matching the filters, one page sorted as asked."""
         request = pecan.request
         request.context.can(attribute_policies.LIST)
-        query = attribute_schemas.list_query(params)
+        query = attribute_schemas.list_query(params, request.max_limit)
         attributes = objects.Attribute.list(
             request.context, filters=query.filters, **query.paging())
-        return attribute_views.collection(attributes, query, params)
+        return attribute_views.collection(attributes, query, params,
+                                          request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid):
@@ -33,7 +34,7 @@ class AttributesController(rest.RestController):
         request = pecan.request
         request.context.can(attribute_policies.SHOW)
         attribute = objects.Attribute.get_by_uuid(request.context, uuid)
-        return attribute_views.one(attribute)
+        return attribute_views.one(attribute, request.base_url)
 
     @pecan.expose('json')
     def post(self):
@@ -45,7 +46,7 @@ class AttributesController(rest.RestController):
         attribute = request.conductor.create_attribute(request.context,
                                                        values)
         pecan.response.status = 201
-        return attribute_views.one(attribute)
+        return attribute_views.one(attribute, request.base_url)
 
     @pecan.expose(content_type='application/json')
     def delete(self, uuid):

@@ -11,7 +11,6 @@ from pecan import rest
 from cyborg import objects
 from cyborg.api.schemas import deployables as deployable_schemas
 from cyborg.api.views import deployables as deployable_views
-from cyborg.db.queries import deployable_filters
 from cyborg.policies import deployable as deployable_policies
 
 
@@ -21,7 +20,7 @@ def list_deployables(context, query):
     Rows, not objects: the list only renders them (see
     ``cyborg.api.views.deployables``).
     """
-    return deployable_filters.list_rows(
+    return objects.Deployable.list_rows(
         context, filters=query.filters,
         attributes=query.extra.get('attribute'), **query.paging())
 
@@ -34,9 +33,10 @@ class DeployablesController(rest.RestController):
         """Deployables matching the filters, one page sorted as asked."""
         request = pecan.request
         request.context.can(deployable_policies.LIST)
-        query = deployable_schemas.list_query(params)
+        query = deployable_schemas.list_query(params, request.max_limit)
         deployables = list_deployables(request.context, query)
-        return deployable_views.collection(deployables, query, params)
+        return deployable_views.collection(deployables, query, params,
+                                           request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid):
@@ -44,4 +44,4 @@ class DeployablesController(rest.RestController):
         request = pecan.request
         request.context.can(deployable_policies.SHOW)
         deployable = objects.Deployable.get_by_uuid(request.context, uuid)
-        return deployable_views.one(deployable)
+        return deployable_views.one(deployable, request.base_url)

@@ -53,10 +53,11 @@ class DeviceProfilesController(rest.RestController):
         """Profiles, optionally only those named in ``name`` (comma-separated)."""
         request = pecan.request
         request.context.can(device_profile_policies.LIST)
-        query = device_profile_schemas.list_query(params)
+        query = device_profile_schemas.list_query(params, request.max_limit)
         device_profiles = objects.DeviceProfile.list(
             request.context, filters=query.filters, **query.paging())
-        return device_profile_views.collection(device_profiles, query, params)
+        return device_profile_views.collection(device_profiles, query, params,
+                                               request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid_or_name):
@@ -65,7 +66,7 @@ class DeviceProfilesController(rest.RestController):
         request.context.can(device_profile_policies.SHOW)
         device_profile = _get_by_uuid_or_name(request.context,
                                               request.version, uuid_or_name)
-        return device_profile_views.wrapped(device_profile)
+        return device_profile_views.wrapped(device_profile, request.base_url)
 
     @pecan.expose('json')
     def post(self):
@@ -82,8 +83,9 @@ class DeviceProfilesController(rest.RestController):
         pecan.response.status = 201
         if len(created) == 1:
             pecan.response.location = links.build_url(
-                device_profile_views.RESOURCE, created[0].uuid)
-        return device_profile_views.created(created)
+                request.base_url, device_profile_views.RESOURCE,
+                created[0].uuid)
+        return device_profile_views.created(created, request.base_url)
 
     @pecan.expose(content_type='application/json')
     def delete(self, uuid_or_name=None, **params):

@@ -13,7 +13,6 @@ from cyborg import objects
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
 from cyborg.api.views import devices as device_views
-from cyborg.db.queries import devices as device_queries
 from cyborg.objects import fields
 from cyborg.policies import device as device_policies
 
@@ -39,12 +38,12 @@ class DevicesController(rest.RestController):
         """Devices matching the filters, one page sorted as asked."""
         request = pecan.request
         request.context.can(device_policies.LIST)
-        query = device_schemas.list_query(params)
+        query = device_schemas.list_query(params, request.max_limit)
         # Rows, not objects: the list only renders them.
-        devices = device_queries.list_rows(
+        devices = objects.Device.list_rows(
             request.context, filters=query.filters, **query.paging())
         return device_views.collection(devices, request.version, query,
-                                       params)
+                                       params, request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid):
@@ -52,7 +51,7 @@ class DevicesController(rest.RestController):
         request = pecan.request
         request.context.can(device_policies.SHOW)
         device = objects.Device.get_by_uuid(request.context, uuid)
-        return device_views.one(device, request.version)
+        return device_views.one(device, request.version, request.base_url)
 
     @pecan.expose('json')
     def patch(self, uuid):
@@ -69,7 +68,7 @@ class DevicesController(rest.RestController):
                             else device_policies.DISABLE)
         device = request.conductor.set_device_status(
             request.context, uuid, status, reason)
-        return device_views.one(device, request.version)
+        return device_views.one(device, request.version, request.base_url)
 
     @pecan.expose(content_type='application/json')
     def disable(self, uuid):

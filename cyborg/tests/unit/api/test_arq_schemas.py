@@ -12,6 +12,7 @@ V2_1 = microversion_parse.Version(2, 1)
 ARQ = '7c1d3c2a-9f3e-4c1a-8d6b-3e2f1a0b9c8d'
 RP = '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e'
 INSTANCE = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d'
+MAX_LIMIT = 1000
 
 
 def _adds(**extra):
@@ -61,7 +62,8 @@ class TestListQuery(base.TestCase):
 
     def test_instance_and_bind_state(self):
         query = schemas.list_query({'instance': INSTANCE,
-                                    'bind_state': 'resolved', 'limit': '5'})
+                                    'bind_state': 'resolved', 'limit': '5'},
+                                   MAX_LIMIT)
         self.assertEqual({'instance_uuid': INSTANCE}, query.filters)
         self.assertEqual({'bind_state': 'resolved'}, query.extra)
         self.assertEqual(5, query.limit)
@@ -74,7 +76,15 @@ class TestListQuery(base.TestCase):
                        {'bind_state': 'resolved'},
                        {'marker': 'x'}, {'limit': '0'}, {'state': 'Bound'}):
             self.assertRaises(exception.InvalidParameterValue,
-                              schemas.list_query, params)
+                              schemas.list_query, params, MAX_LIMIT)
+
+    def test_page_size_is_bounded_by_the_max_limit_handed_in(self):
+        self.assertEqual(7, schemas.list_query({}, 7).limit)
+        self.assertEqual(7, schemas.list_query({'limit': '7'}, 7).limit)
+        error = self.assertRaises(exception.InvalidParameterValue,
+                                  schemas.list_query, {'limit': '8'}, 7)
+        self.assertEqual("limit must be an integer from 1 to 7, not '8'",
+                         error.message)
 
 
 class TestPatchRequest(base.TestCase):
@@ -85,7 +95,6 @@ class TestPatchRequest(base.TestCase):
                                 'device_rp_uuid': RP,
                                 'instance_uuid': INSTANCE}}, patch.bindings)
         self.assertEqual([], patch.unbinds)
-        self.assertFalse(patch.sets_project_id)
 
     def test_unbind_of_several(self):
         other = uuidutils.generate_uuid()
@@ -97,7 +106,6 @@ class TestPatchRequest(base.TestCase):
     def test_project_id_from_2_1(self):
         patch = schemas.patch_request({ARQ: _adds(project_id='p1')}, V2_1)
         self.assertEqual('p1', patch.bindings[ARQ]['project_id'])
-        self.assertTrue(patch.sets_project_id)
         error = self.assertRaises(exception.NotAcceptable,
                                   schemas.patch_request,
                                   {ARQ: _adds(project_id='p1')}, V2_0)

@@ -150,7 +150,7 @@ class TestCreateValues(base.TestCase):
 class TestQueries(base.TestCase):
 
     def test_name_filter_is_a_list_without_repeats(self):
-        query = schemas.list_query({'name': 'a, b,a'})
+        query = schemas.list_query({'name': 'a, b,a'}, 1000)
 
         self.assertEqual({'name': ['a', 'b']}, query.filters)
 
@@ -158,7 +158,7 @@ class TestQueries(base.TestCase):
         for params in ({'name': ''}, {'name': 'a,'}, {'names': 'a'},
                        {'uuid': 'x'}):
             self.assertRaises(exception.InvalidParameterValue,
-                              schemas.list_query, params)
+                              schemas.list_query, params, 1000)
 
     def test_delete_refs(self):
         self.assertEqual(['a'], schemas.delete_refs('a', {}))

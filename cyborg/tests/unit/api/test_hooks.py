@@ -17,7 +17,9 @@ from wsmeext import pecan as wsme_pecan
 
 from cyborg.api import hooks
 from cyborg.api import microversions
+from cyborg import conf
 from cyborg import exception
+from cyborg import policies
 from cyborg import rpc
 from cyborg.tests import base
 
@@ -74,6 +76,12 @@ class RaisingController:
     def conductor(self):
         return {'conductor': type(pecan.request.conductor).__name__}
 
+    @pecan.expose('json')
+    def settings(self):
+        request = pecan.request
+        return {'base_url': request.base_url,
+                'max_limit': request.max_limit}
+
 
 class WSMEController:
     """The same errors through WSME's wsexpose, which catches them itself."""
@@ -96,11 +104,20 @@ class Root:
 def make_app():
     """The raising controllers behind cyborg's hooks and the request id."""
     return request_id.RequestId(pecan.make_app(
-        Root(), hooks=hooks.all_hooks(), force_canonical=False,
+        Root(), hooks=hooks.all_hooks(conf.CONF), force_canonical=False,
         guess_content_type_from_ext=False))
 
 
-class TestErrorHook(base.TestCase):
+class HooksTestCase(base.TestCase):
+    """The policy enforcer a real application initialises, then make_app()."""
+
+    def setUp(self):
+        super().setUp()
+        policies.init(conf.CONF)
+        self.addCleanup(policies.reset)
+
+
+class TestErrorHook(HooksTestCase):
 
     def setUp(self):
         super().setUp()
@@ -197,7 +214,7 @@ class TestErrorHook(base.TestCase):
         self.assertEqual('OpenStack-API-Version', response.headers['Vary'])
 
 
-class TestMicroversionAndConductorHooks(base.TestCase):
+class TestMicroversionAndConductorHooks(HooksTestCase):
 
     def setUp(self):
         super().setUp()
@@ -224,3 +241,28 @@ class TestMicroversionAndConductorHooks(base.TestCase):
     def test_conductor_client_is_on_the_request(self):
         response = self._get('/v2/conductor')
         self.assertEqual({'conductor': 'ConductorAPI'}, response.json_body)
+
+
+class TestSettingsHook(HooksTestCase):
+    """base_url and max_limit come from the configuration the app was built with."""
+
+    def _settings(self, **environ):
+        request = webob.Request.blank('/v2/settings', environ=environ,
+                                      base_url='http://api.example.org:8080')
+        return request.get_response(make_app()).json_body
+
+    def test_base_url_is_the_request_url_with_its_mount_prefix(self):
+        self.flags(group='api', max_limit=7)
+        self.assertEqual({'base_url': 'http://api.example.org:8080',
+                          'max_limit': 7}, self._settings())
+        self.assertEqual('http://api.example.org:8080/accelerator',
+                         self._settings(SCRIPT_NAME='/accelerator')[
+                             'base_url'])
+
+    def test_public_endpoint_wins_without_its_trailing_slash(self):
+        self.flags(group='api',
+                   public_endpoint='https://cyborg.example.org/accel/')
+        self.assertEqual('https://cyborg.example.org/accel',
+                         self._settings(SCRIPT_NAME='/accelerator')[
+                             'base_url'])
+

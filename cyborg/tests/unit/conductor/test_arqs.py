@@ -11,6 +11,7 @@ import fixtures
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
+from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
@@ -48,7 +49,7 @@ class TestARQs(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        policies.reset()
+        policies.init(conf.CONF)
         self.addCleanup(policies.reset)
         self.database = self.useFixture(database.Database(
             backend=self.backend, schema='migrations'))
@@ -174,12 +175,33 @@ class TestARQs(base.TestCase):
         error = self.assertRaises(exception.NotAuthorized, arqs.bind,
                                   self.nova, self.binder, {uuid: binding})
         self.assertEqual(403, error.code)
+        # The rule and message of the API's PATCH (cyborg.policies.arq).
+        self.assertEqual('Only an administrator may set the project_id of '
+                         'an ARQ.', error.message)
         self.assertEqual(['Initial'], self._states([uuid]))
 
         arqs.bind(self.admin, self.binder, {uuid: binding})
         self.assertEqual('elsewhere',
                          objects.ARQ.get_by_uuid(self.admin,
                                                     uuid).project_id)
+
+    def test_bind_refuses_a_malformed_binding_as_the_api_does(self):
+        uuid = self._create(1)[0]
+        for binding, message in (
+                (dict(_binding(uuidutils.generate_uuid()),
+                      device_rp_uuid='rp-1'),
+                 "device_rp_uuid of ARQ %s must be a UUID, not 'rp-1'"),
+                ({'hostname': 'compute-1'},
+                 'The bind of ARQ %s lacks /device_rp_uuid, /instance_uuid'),
+                (dict(_binding(uuidutils.generate_uuid()), hostname=''),
+                 "hostname of ARQ %s must be a non-empty string of at most "
+                 "255 characters, not ''")):
+            error = self.assertRaises(exception.Invalid, arqs.bind, self.nova,
+                                      self.binder, {uuid: binding})
+            self.assertEqual(400, error.code)
+            self.assertEqual(message % uuid, error.message)
+        self.assertEqual(['Initial'], self._states([uuid]))
+        self.assertEqual([], self.binder.submitted)
 
     def test_bind_of_a_missing_arq_changes_nothing(self):
         uuids = self._create(2)

@@ -59,6 +59,26 @@ class DeployableTest(base.TestCase):
         self.assertEqual([deployable.uuid], [item.uuid for item in by_rp])
         self.assertEqual([deployable.uuid], [item.uuid for item in by_device])
 
+    def test_list_rows_pairs_rows_with_their_attributes(self):
+        first = records.make_deployable(self.context, self.device)
+        records.make_attribute(self.context, first, 'rc', 'FPGA')
+        other_device = records.make_device(self.context, hostname='other')
+        second = records.make_deployable(self.context, other_device)
+        records.make_attribute(self.context, second, 'rc', 'PGPU')
+
+        everything = objects.Deployable.list_rows(self.context)
+        by_host = objects.Deployable.list_rows(
+            self.context, filters={'hostname': 'other'})
+        by_attribute = objects.Deployable.list_rows(
+            self.context, attributes=[('rc', 'FPGA')])
+
+        self.assertEqual([(first.uuid, [{'rc': 'FPGA'}]),
+                          (second.uuid, [{'rc': 'PGPU'}])],
+                         [(row.uuid, attributes)
+                          for row, attributes in everything])
+        self.assertEqual([second.uuid], [row.uuid for row, _ in by_host])
+        self.assertEqual([first.uuid], [row.uuid for row, _ in by_attribute])
+
     def test_save_keeps_attributes_list(self):
         deployable = records.make_deployable(self.context, self.device)
         records.make_attribute(self.context, deployable, 'rc', 'FPGA')

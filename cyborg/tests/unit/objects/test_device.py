@@ -1,5 +1,7 @@
 """Device objects on SQLite: create, get, update, destroy, and list paging."""
 
+import datetime
+
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
@@ -66,6 +68,13 @@ class DeviceTest(base.TestCase):
 
     def test_invalid_type_is_refused_before_the_database(self):
         self.assertRaises(ValueError, objects.Device, type='TPU')
+
+
+def _naive(value):
+    """An aware datetime as naive UTC; any other value as it is."""
+    if isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value
 
 
 class DeviceListTest(base.TestCase):
@@ -164,3 +173,19 @@ class DeviceListTest(base.TestCase):
                        {'sort_dir': 'sideways'}):
             self.assertRaises(exception.InvalidParameterValue,
                               objects.Device.list, self.context, **kwargs)
+
+    def test_list_rows_is_the_same_page_as_rows(self):
+        for kwargs in ({}, {'filters': {'type': 'FPGA'}, 'limit': 2},
+                       {'sort_key': 'hostname', 'sort_dir': 'desc'},
+                       {'marker': self.devices[1].uuid}):
+            listed = objects.Device.list(self.context, **kwargs)
+            rows = objects.Device.list_rows(self.context, **kwargs)
+            # A row's timestamps are naive UTC, as the database has them.
+            self.assertEqual(
+                [{name: _naive(getattr(device, name))
+                  for name in device.fields} for device in listed],
+                [{name: getattr(row, name) for name in objects.Device.fields}
+                 for row in rows], kwargs)
+            self.assertFalse(any(isinstance(row, objects.Device)
+                                 for row in rows))
+
