@@ -2,7 +2,9 @@
 
 The inventory report runs in a thread of its own: at start and every
 [agent] report_interval seconds the agent sends the full inventory of all
-its drivers to the conductor (``ConductorAPI.report_inventory``).
+its drivers to the conductor (``ConductorAPI.report_inventory``). What each
+driver discovered for it is kept (``DeployableCache``), and binds find the
+attach handles the conductor names there instead of discovering again.
 """
 
 import json
@@ -41,8 +43,56 @@ class DriverLoadFailed(exception.CyborgException):
     msg_fmt = 'Accelerator driver %(name)s failed to load: %(reason)s'
 
 
+class DeployableCache:
+    """The deployables each driver last discovered, by name, per driver.
+
+    The report thread replaces a driver's entry while RPC threads read it:
+    an entry is an index built once and never changed afterwards, swapped
+    whole under a lock, so a reader sees one discovery or the next, never a
+    mix of both.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_driver = {}
+
+    def replace(self, driver_name, devices):
+        """Keep ``devices`` (a discovery) as ``driver_name``'s; return its index.
+
+        The index is ``{deployable name: (device, deployable)}`` over the
+        whole device trees.
+        """
+        index = _index_deployables(devices)
+        with self._lock:
+            self._by_driver[driver_name] = index
+        return index
+
+    def forget(self, driver_name):
+        """Drop ``driver_name``'s entry: its devices are unknown now."""
+        with self._lock:
+            self._by_driver.pop(driver_name, None)
+
+    def get(self, driver_name):
+        """The index of ``driver_name``'s last discovery, or None if none."""
+        with self._lock:
+            return self._by_driver.get(driver_name)
+
+
 class AgentManager:
-    """Endpoints of the cyborg-agent topic of one host, and its drivers."""
+    """Endpoints of the cyborg-agent topic of one host, and its drivers.
+
+    What each driver discovered for the last inventory report is kept in a
+    ``DeployableCache``: the conductor binds ARQs to the deployables and
+    attach handles of that report, so ``prepare_arqs`` looks the handle it
+    is named up there and calls no driver's ``discover()`` in the usual
+    case. A driver discovers again, once per ``prepare_arqs`` call, only
+    when it has no entry yet (the agent has not collected an inventory
+    since it started, or the driver's last discovery failed) or when its
+    entry lacks the named handle (the host changed since the last report);
+    that discovery replaces its entry. A driver whose discovery fails
+    during a collection loses its entry, so that a bind asks it again
+    rather than trusting what it saw before.
+    """
 
     target = oslo_messaging.Target(version='1.1')
 
@@ -56,6 +106,7 @@ class AgentManager:
             driver_names = conf.CONF.agent.enabled_drivers
         self.drivers = load_drivers(driver_names)
         self.conductor = conductor_rpcapi.ConductorAPI()
+        self.deployables = DeployableCache()
         self._report_thread = None
         self._report_stop = None
 
@@ -69,59 +120,28 @@ class AgentManager:
         """Prepare the attach handle of each ARQ with the driver that has it.
 
         See ``AgentAPI.prepare_arqs`` for ``arqs`` and the answer. Each
-        driver concerned discovers its devices once for the whole call; a
-        handle it no longer reports, or a driver that fails, fails its ARQs
-        only. The handles are prepared in parallel; with ``timeout`` (how
-        long the caller waits) the answer comes a little before it, and an
-        ARQ whose preparation is still running then fails, so that one
-        stuck device does not take the others of the call down with it.
+        handle is looked up in the cached inventory (see the class); a
+        driver concerned discovers at most once for the whole call, and a
+        handle it does not report even then, or a driver that fails, fails
+        its ARQs only. The handles are prepared in parallel; with
+        ``timeout`` (how long the caller waits) the answer comes a little
+        before it, and an ARQ whose preparation is still running then
+        fails, so that one stuck device does not take the others of the
+        call down with it.
         """
-        results = {}
-        lock = threading.Lock()
-        inventories = {}
+        answers = _Answers()
+        rediscovered = set()
         threads = []
-
-        def prepare(arq, device, deployable, handle, driver):
-            try:
-                driver.prepare(device, deployable, handle,
-                               arq.get('request_group') or {})
-                result = {'prepared': True, 'reason': None}
-            except drivers_base.PrepareFailed as error:
-                result = {'prepared': False, 'reason': str(error)}
-            except Exception as error:
-                LOG.exception('Preparing the attach handle of ARQ %s failed',
-                              arq['uuid'])
-                result = {'prepared': False,
-                          'reason': '%s: %s' % (type(error).__name__, error)}
-            with lock:
-                results.setdefault(arq['uuid'], result)
-
         for arq in arqs:
             try:
-                found = self._find_attach_handle(arq, inventories)
+                found = self._find_attach_handle(arq, rediscovered)
             except Exception as error:
-                results[arq['uuid']] = {'prepared': False,
-                                        'reason': str(error)}
+                answers.record(arq['uuid'], {'prepared': False,
+                                             'reason': str(error)})
                 continue
-            thread = threading.Thread(
-                target=prepare, args=(arq,) + found, daemon=True,
-                name='prepare-%s' % arq['uuid'])
-            thread.start()
-            threads.append(thread)
-
-        deadline = None
-        if timeout:
-            deadline = time.monotonic() + max(
-                PREPARE_MIN_SECONDS, timeout - PREPARE_ANSWER_MARGIN)
-        for thread in threads:
-            thread.join(None if deadline is None
-                        else max(0, deadline - time.monotonic()))
-        with lock:
-            for arq in arqs:
-                results.setdefault(arq['uuid'], {
-                    'prepared': False,
-                    'reason': 'still preparing after %s s' % timeout})
-            answer = dict(results)
+            threads.append(_start_preparing(arq, found, answers))
+        _join_until(threads, timeout)
+        answer = answers.final(arqs, 'still preparing after %s s' % timeout)
         failed = sorted(uuid for uuid, result in answer.items()
                         if not result['prepared'])
         LOG.info('Prepared %d attach handle(s) for ARQs%s',
@@ -129,29 +149,32 @@ class AgentManager:
                  '; failed: %s' % ', '.join(failed) if failed else '')
         return answer
 
-    def _find_attach_handle(self, arq, inventories):
+    def _find_attach_handle(self, arq, rediscovered):
         """(device, deployable, handle, driver) of an ARQ, from the inventory.
 
-        ``inventories`` caches each driver's discovery for one call.
+        The cached inventory is searched first; then each driver concerned
+        not yet in ``rediscovered`` (the drivers that discovered during
+        this call) discovers, refreshing the cache, and joins it.
 
-        :raises: PrepareFailed when no driver reports that handle now
+        :raises: PrepareFailed when no driver reports that handle now; what
+            a driver's discover() raises
         """
         names = ([arq['driver_name']]
                  if arq.get('driver_name') in self.drivers
                  else list(self.drivers))
-        wanted = (arq['attach_type'], _canonical(arq['attach_info']))
         for name in names:
-            if name not in inventories:
-                inventories[name] = _index_deployables(
-                    self.drivers[name].discover())
-            found = inventories[name].get(arq['deployable_name'])
-            if found is None:
+            found = _attach_handle_in(self.deployables.get(name), arq)
+            if found is not None:
+                return found + (self.drivers[name],)
+        for name in names:
+            if name in rediscovered:
                 continue
-            device, deployable = found
-            for handle in deployable.attach_handles:
-                if (handle.attach_type,
-                        _canonical(handle.attach_info)) == wanted:
-                    return device, deployable, handle, self.drivers[name]
+            index = self.deployables.replace(name,
+                                             self.drivers[name].discover())
+            rediscovered.add(name)
+            found = _attach_handle_in(index, arq)
+            if found is not None:
+                return found + (self.drivers[name],)
         raise drivers_base.PrepareFailed(
             'host %s no longer reports attach handle %s %s of deployable %s'
             % (self.host, arq['attach_type'], _canonical(arq['attach_info']),
@@ -174,26 +197,39 @@ class AgentManager:
         whole report is skipped instead, and tried again next time. A
         driver that says why (DiscoveryFailed) gets one ERROR line with its
         reason; anything else is unexpected and logged with its traceback.
+        Each driver's discovery replaces its entry in ``deployables``, and
+        a failed one removes it.
         """
         inventory = []
         failed = []
         for name, driver in self.drivers.items():
-            try:
-                inventory.extend(drivers_base.device_to_primitive(device, name)
-                                 for device in driver.discover())
-            except drivers_base.DiscoveryFailed as error:
-                LOG.error('Driver %s cannot tell which devices %s has: %s',
-                          name, self.host, error)
+            devices = self._discover_for_report(name, driver)
+            if devices is None:
                 failed.append(name)
-            except Exception:
-                LOG.exception('Driver %s failed to discover its devices', name)
-                failed.append(name)
+                continue
+            inventory.extend(drivers_base.device_to_primitive(device, name)
+                             for device in devices)
         if failed:
             LOG.warning('No inventory report from %s this time: driver(s) %s '
                         'failed, and an incomplete report would remove their '
                         'devices', self.host, ', '.join(failed))
             return None
         return inventory
+
+    def _discover_for_report(self, name, driver):
+        """``driver``'s devices, kept in ``deployables``; None if it failed."""
+        try:
+            devices = driver.discover()
+        except drivers_base.DiscoveryFailed as error:
+            LOG.error('Driver %s cannot tell which devices %s has: %s',
+                      name, self.host, error)
+        except Exception:
+            LOG.exception('Driver %s failed to discover its devices', name)
+        else:
+            self.deployables.replace(name, devices)
+            return devices
+        self.deployables.forget(name)
+        return None
 
     def report_inventory(self, context):
         """Send the full inventory to the conductor; return whether it was sent.
@@ -256,6 +292,84 @@ class AgentManager:
         self.conductor.report_heartbeat(
             context, self.host, BINARY, rpcapi.TOPIC,
             timeout=conf.CONF.report_interval)
+
+
+
+class _Answers:
+    """The answer of one prepare_arqs call, filled by its threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._results = {}
+
+    def record(self, uuid, result):
+        """Keep ``result`` for ARQ ``uuid`` unless it has one already."""
+        with self._lock:
+            self._results.setdefault(uuid, result)
+
+    def final(self, arqs, reason):
+        """The answer now: ARQs without a result fail with ``reason``.
+
+        A preparation finishing later records nothing any more.
+        """
+        with self._lock:
+            for arq in arqs:
+                self._results.setdefault(arq['uuid'], {'prepared': False,
+                                                       'reason': reason})
+            return dict(self._results)
+
+
+def _start_preparing(arq, found, answers):
+    """Prepare ``found`` (device, deployable, handle, driver) in a thread."""
+    def prepare():
+        answers.record(arq['uuid'], _prepare(arq, *found))
+
+    thread = threading.Thread(target=prepare, daemon=True,
+                              name='prepare-%s' % arq['uuid'])
+    thread.start()
+    return thread
+
+
+def _prepare(arq, device, deployable, handle, driver):
+    """Have ``driver`` prepare ``handle`` for ``arq``; return its result."""
+    try:
+        driver.prepare(device, deployable, handle,
+                       arq.get('request_group') or {})
+    except drivers_base.PrepareFailed as error:
+        return {'prepared': False, 'reason': str(error)}
+    except Exception as error:
+        LOG.exception('Preparing the attach handle of ARQ %s failed',
+                      arq['uuid'])
+        return {'prepared': False,
+                'reason': '%s: %s' % (type(error).__name__, error)}
+    return {'prepared': True, 'reason': None}
+
+
+def _join_until(threads, timeout):
+    """Wait for ``threads``; with ``timeout``, until a little before it."""
+    deadline = None
+    if timeout:
+        deadline = time.monotonic() + max(
+            PREPARE_MIN_SECONDS, timeout - PREPARE_ANSWER_MARGIN)
+    for thread in threads:
+        thread.join(None if deadline is None
+                    else max(0, deadline - time.monotonic()))
+
+
+def _attach_handle_in(index, arq):
+    """(device, deployable, handle) ``arq`` names in ``index``, or None.
+
+    ``index`` is an entry of DeployableCache (None: no entry).
+    """
+    found = (index or {}).get(arq['deployable_name'])
+    if found is None:
+        return None
+    device, deployable = found
+    wanted = (arq['attach_type'], _canonical(arq['attach_info']))
+    for handle in deployable.attach_handles:
+        if (handle.attach_type, _canonical(handle.attach_info)) == wanted:
+            return device, deployable, handle
+    return None
 
 
 def _canonical(info):
