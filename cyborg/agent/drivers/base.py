@@ -233,9 +233,10 @@ class Driver(abc.ABC):
         """Make ``attach_handle`` ready to be given to an instance.
 
         Called when an ARQ is bound to the handle, with the DriverDevice,
-        DriverDeployable and DriverAttachHandle of the latest discovery and
-        the ARQ's device profile group (a dict of strings). Returns nothing
-        on success.
+        DriverDeployable and DriverAttachHandle the agent last reported (or
+        of a new discovery, when the handle is newer than the report; see
+        ``AgentManager``) and the ARQ's device profile group (a dict of
+        strings). Returns nothing on success.
 
         The default accepts every handle. A group asking for programming
         (``accel:bitstream_id`` or ``accel:function_id``) is where an FPGA
