@@ -1,55 +1,25 @@
-"""Options of the [aio] group and the all-in-one's defaults for the others.
+"""The all-in-one's configuration: its [aio] group registered, and defaults.
 
-The defaults make ``cyborg-aio`` run with no config file at all: SQLite in a
-state directory, the in-process ``fake://`` transport, no Keystone, the fake
+The [aio] group is declared in ``cyborg.conf.aio``. The defaults make
+``cyborg-aio`` run with no config file at all: SQLite in a state
+directory, the in-process ``fake://`` transport, no Keystone, the fake
 driver simulating the small fleet of ``fleet.yaml`` (next to this module)
-and the embedded Placement. They are defaults (``set_default``), so
-any value from a config file wins.
+and the embedded Placement. They are defaults (``set_default``), so any
+value from a config file wins.
 """
 
 import os
 
-from oslo_config import cfg
 from oslo_log import log
 from oslo_messaging import opts as messaging_opts
 
 from cyborg.clients import placement as placement_client
+from cyborg.conf import aio as aio_opts
 
-STATE_DIR_ENVIRONMENT = 'CYBORG_AIO_STATE_DIR'
+STATE_DIR_ENVIRONMENT = aio_opts.STATE_DIR_ENVIRONMENT
 # The simulated devices of the all-in-one: two FPGAs and a GPU.
 FLEET_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'fleet.yaml')
-
-group = cfg.OptGroup(
-    'aio', title='Options of the all-in-one launcher (cyborg-aio)')
-
-opts = [
-    cfg.StrOpt(
-        'state_dir',
-        sample_default='$CYBORG_AIO_STATE_DIR or <current directory>/.aio',
-        help='Directory of the all-in-one\'s SQLite databases (cyborg and '
-             'Placement). Defaults to $%s, else .aio in the current '
-             'directory.' % STATE_DIR_ENVIRONMENT),
-    cfg.BoolOpt(
-        'embedded_placement', default=True,
-        help='Run openstack-placement inside the all-in-one. When False, '
-             'the [placement] options name an existing Placement.'),
-    cfg.HostAddressOpt(
-        'placement_host', default='127.0.0.1',
-        help='Address the embedded Placement listens on.'),
-    cfg.PortOpt(
-        'placement_port', default=8778,
-        help='Port the embedded Placement listens on.'),
-]
-
-
-def register_opts(conf):
-    conf.register_group(group)
-    conf.register_opts(opts, group=group)
-
-
-def list_opts():
-    return {group: opts}
 
 
 def default_state_dir(environ=None, cwd=None):
@@ -62,6 +32,7 @@ def default_state_dir(environ=None, cwd=None):
 
 
 def _transport_url_opt():
+    """oslo.messaging's own transport_url option, to register it early."""
     # Only this one: oslo.messaging changes other defaults of its own
     # (control_exchange), after which a copy would no longer register.
     for group_name, group_opts in messaging_opts.list_opts():
@@ -76,7 +47,7 @@ def set_defaults(conf, environ=None, cwd=None):
 
     Call before parsing the command line and config files.
     """
-    register_opts(conf)
+    aio_opts.register_opts(conf)
     log.register_options(conf)
     # oslo.messaging and keystoneauth register these options only when they
     # first use them; a default needs them registered now.

@@ -19,6 +19,7 @@ from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as db_api
 from cyborg.db import migration
+from cyborg import policies
 from cyborg import rpc
 from cyborg import service
 
@@ -44,6 +45,8 @@ class AllInOne:
             self._ensure_compute_node()
             rpc.init(self.conf)
             self._stops.append(rpc.cleanup)
+            # The conductor checks rules too, before the API is served.
+            policies.init(self.conf)
             self._start_rpc_service(
                 conductor_manager.ConductorManager(self.conf.host),
                 conductor_rpcapi.TOPIC)

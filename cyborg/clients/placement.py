@@ -14,7 +14,6 @@ from keystoneauth1 import loading as ks_loading
 import os_resource_classes
 import os_traits
 
-from cyborg import conf as cyborg_conf
 from cyborg import exception
 
 LOG = logging.getLogger(__name__)
@@ -90,8 +89,12 @@ def _error_code(response):
 class PlacementClient:
     """Resource-provider operations of cyborg against Placement."""
 
-    def __init__(self, conf=None, adapter=None):
-        conf = conf if conf is not None else cyborg_conf.CONF
+    def __init__(self, conf, adapter=None):
+        """A client configured by the [placement] group of ``conf``.
+
+        ``adapter``, a keystoneauth1 Adapter, replaces the one ``conf``
+        would make (tests use it to reach Placement some other way).
+        """
         self._adapter = adapter if adapter is not None else _load_adapter(conf)
 
     def is_reachable(self):

@@ -3,6 +3,7 @@
 import sys
 
 from cyborg import conf
+from cyborg import policies
 from cyborg import service
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
@@ -13,6 +14,8 @@ def main():
     """Run the conductor until SIGTERM."""
     service.prepare_service(sys.argv)
     db_api.configure(conf.CONF)
+    # The conductor checks rules too (whose ARQs a caller may act on).
+    policies.init(conf.CONF)
     conductor = manager.ConductorManager(conf.CONF.host)
     rpc_service = service.RPCService(conductor, rpcapi.TOPIC, conf.CONF.host,
                                      heartbeat=conductor.heartbeat)

@@ -1,12 +1,13 @@
 """Apply an agent's full inventory report to the database, in one transaction.
 
 The report is a list of ``drivers.base.device_to_primitive`` dicts. It is
-validated first (a malformed report raises ``exception.Invalid`` and writes
-nothing), then compared with the host's rows, read in one query per table,
-and the differences are written with bulk statements: rows the report
-identifies (by the rules of ``cyborg.agent.drivers.base``) are kept and
-updated in place, new ones are inserted level by level of their trees, and
-rows no longer reported are deleted unless a bound ARQ holds them.
+validated first by ``cyborg.conductor.report_validation`` (a malformed
+report raises ``exception.Invalid`` and writes nothing), then compared with
+the host's rows, read in one query per table, and the differences are
+written with bulk statements: rows the report identifies (by the rules of
+``cyborg.agent.drivers.base``) are kept and updated in place, new ones are
+inserted level by level of their trees, and rows no longer reported are
+deleted unless a bound ARQ holds them.
 Attributes added through the API are the operator's: a report neither
 matches nor deletes them (the report's own carry a uuid derived from their
 identity). Placement is brought in step afterwards by ``placement_sync``.
@@ -32,16 +33,14 @@ lock waits for nobody. A report that waits longer than MariaDB's
 ``innodb_lock_wait_timeout`` is retried by the writer like a deadlock.
 """
 
-import dataclasses
 import datetime
 import json
 import logging
-import re
 import uuid
 
 from oslo_utils import uuidutils
 
-from cyborg import exception
+from cyborg.conductor import report_validation
 from cyborg.db import api as db_api
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import host_locks
@@ -53,25 +52,12 @@ LOG = logging.getLogger(__name__)
 ENABLED = fields.DeviceStatus.ENABLED
 MAINTAINING = fields.DeviceStatus.MAINTAINING
 
-ATTACH_TYPES = fields.AttachHandleType.ALL
-DEPLOYABLE_NAME = re.compile(r'^[A-Za-z0-9_.:-]+$')
-# Trees are written one level per statement, so their depth is bounded.
-MAX_DEPLOYABLE_DEPTH = 6
-MAX_ATTRIBUTE_DEPTH = 4
-STRING_LIMITS = {'type': 30, 'vendor': 255, 'model': 255, 'cpid_type': 30,
-                 'cpid_info': 255, 'attach_info': 255, 'name': 255,
-                 'driver_name': 100, 'key': 255}
 STATUS_REASON_LIMIT = 255
 # Every status_reason a report writes ends so; only those a report clears.
 KEPT_SUFFIX = '; kept while accelerator requests are bound'
 # Attributes a report writes get uuid5(REPORTED_ATTRIBUTES, identity); the
 # others (made through the API) are the operator's, and reports leave them.
 REPORTED_ATTRIBUTES = uuid.UUID('6f1c3a52-8e0b-4d5e-9a47-2b9d0c7e4f13')
-
-
-def canonical_json(value):
-    """``value`` as the JSON text used to identify and compare rows."""
-    return json.dumps(value, sort_keys=True, separators=(',', ':'))
 
 
 def reported_attribute_uuid(deployable_uuid, parent_attribute_uuid, key):
@@ -85,235 +71,10 @@ def _canonical_text(text):
     if text is None:
         return None
     try:
-        return canonical_json(json.loads(text))
+        return report_validation.canonical_json(json.loads(text))
     except ValueError:
         return text
 
-
-# -- The report, validated -------------------------------------------------
-
-@dataclasses.dataclass
-class ReportedAttribute:
-    key: str
-    value: object  # str or None
-    children: list
-
-
-@dataclasses.dataclass
-class ReportedAttachHandle:
-    attach_type: str
-    attach_info: str  # canonical JSON
-    in_use: bool
-
-
-@dataclasses.dataclass
-class ReportedDeployable:
-    name: str
-    num_accelerators: int
-    attributes: list
-    attach_handles: list
-    children: list
-
-    def offers_accelerators(self):
-        """True when this deployable becomes a resource provider."""
-        return self.num_accelerators > 0 and any(
-            attribute.key == 'rc' and attribute.value
-            for attribute in self.attributes)
-
-
-@dataclasses.dataclass
-class ReportedDevice:
-    type: str
-    vendor: str
-    model: str
-    std_board_info: str
-    vendor_board_info: str
-    cpid_type: str
-    cpid_info: str
-    driver_name: str
-    deployables: list
-
-    @property
-    def identity(self):
-        return (self.cpid_type, self.cpid_info)
-
-
-class _Validator:
-    """Turns the report's dicts into Reported* objects or raises Invalid."""
-
-    def __init__(self, host):
-        self.host = host
-        self.device_identities = set()
-        self.deployable_names = set()
-
-    def fail(self, where, problem):
-        raise exception.Invalid(
-            reason='inventory report of host %s: %s: %s'
-            % (self.host, where, problem))
-
-    def field(self, entry, name, where, kind, required=True, default=None):
-        if not isinstance(entry, dict):
-            self.fail(where, 'expected a dict, got %s' % type(entry).__name__)
-        if name not in entry:
-            if required:
-                self.fail(where, 'missing %r' % name)
-            return default
-        value = entry[name]
-        if kind is int and isinstance(value, bool):
-            self.fail(where, '%r must be an integer' % name)
-        if not isinstance(value, kind):
-            self.fail(where, '%r must be %s, got %s'
-                      % (name, _kind_name(kind), type(value).__name__))
-        if isinstance(value, str):
-            self.check_length(value, name, where)
-        return value
-
-    def check_length(self, value, name, where):
-        limit = STRING_LIMITS.get(name)
-        if limit is not None and len(value) > limit:
-            self.fail(where, '%r is longer than %d characters' % (name, limit))
-        if name in STRING_LIMITS and name not in ('cpid_info', 'attach_info') \
-                and not value:
-            self.fail(where, '%r is empty' % name)
-
-    def json_text(self, value, name, where):
-        try:
-            text = canonical_json(value)
-        except (TypeError, ValueError) as error:
-            self.fail(where, '%r is not JSON serializable (%s)' % (name, error))
-        self.check_length(text, name, where)
-        return text
-
-    def devices(self, entries):
-        if not isinstance(entries, (list, tuple)):
-            self.fail('devices', 'expected a list, got %s'
-                      % type(entries).__name__)
-        return [self.device(entry, 'device %d' % index)
-                for index, entry in enumerate(entries)]
-
-    def device(self, entry, where):
-        controlpath_id = self.field(entry, 'controlpath_id', where, dict)
-        cpid_type = self.field(controlpath_id, 'cpid_type',
-                               where + ' controlpath_id', str)
-        cpid_info = self.json_text(
-            self.field(controlpath_id, 'cpid_info', where + ' controlpath_id',
-                       dict), 'cpid_info', where)
-        where = '%s (%s %s)' % (where, cpid_type, cpid_info)
-        if (cpid_type, cpid_info) in self.device_identities:
-            self.fail(where, 'the same controlpath_id is reported twice')
-        self.device_identities.add((cpid_type, cpid_info))
-        driver_name = self.field(entry, 'driver_name', where, str)
-        deployables = self.field(entry, 'deployables', where, (list, tuple),
-                                 required=False, default=[])
-        return ReportedDevice(
-            type=self.field(entry, 'type', where, str),
-            vendor=self.field(entry, 'vendor', where, str),
-            model=self.field(entry, 'model', where, str),
-            std_board_info=self.json_text(
-                self.field(entry, 'std_board_info', where, dict,
-                           required=False, default={}),
-                'std_board_info', where),
-            vendor_board_info=self.json_text(
-                self.field(entry, 'vendor_board_info', where, dict,
-                           required=False, default={}),
-                'vendor_board_info', where),
-            cpid_type=cpid_type, cpid_info=cpid_info, driver_name=driver_name,
-            deployables=[self.deployable(child, where, 1)
-                         for child in deployables])
-
-    def deployable(self, entry, where, depth):
-        name = self.field(entry, 'name', where + ' deployable', str)
-        where = '%s deployable %r' % (where, name)
-        if not DEPLOYABLE_NAME.match(name):
-            self.fail(where, 'a name is made of letters, digits, -, _, . '
-                             'and :')
-        if name in self.deployable_names:
-            self.fail(where, 'the name is reported twice on the host')
-        self.deployable_names.add(name)
-        if depth > MAX_DEPLOYABLE_DEPTH:
-            self.fail(where, 'deployables nest deeper than %d levels'
-                      % MAX_DEPLOYABLE_DEPTH)
-        num_accelerators = self.field(entry, 'num_accelerators', where, int)
-        if num_accelerators < 0:
-            self.fail(where, "'num_accelerators' is negative")
-        attributes = self.field(entry, 'attributes', where, dict,
-                                required=False, default={})
-        attach_handles = self.field(entry, 'attach_handles', where,
-                                    (list, tuple), required=False, default=[])
-        children = self.field(entry, 'children', where, (list, tuple),
-                              required=False, default=[])
-        handles = [self.attach_handle(handle, '%s attach handle %d'
-                                      % (where, index))
-                   for index, handle in enumerate(attach_handles)]
-        identities = [(handle.attach_type, handle.attach_info)
-                      for handle in handles]
-        if len(set(identities)) != len(identities):
-            self.fail(where, 'an attach handle is reported twice')
-        return ReportedDeployable(
-            name=name, num_accelerators=num_accelerators,
-            attributes=self.attributes(attributes, where, 1),
-            attach_handles=handles,
-            children=[self.deployable(child, where, depth + 1)
-                      for child in children])
-
-    def attributes(self, attributes, where, depth):
-        if depth > MAX_ATTRIBUTE_DEPTH:
-            self.fail(where, 'attributes nest deeper than %d levels'
-                      % MAX_ATTRIBUTE_DEPTH)
-        reported = []
-        for key, value in attributes.items():
-            if not isinstance(key, str) or not key:
-                self.fail(where, 'attribute key %r is not a non-empty string'
-                          % (key,))
-            self.check_length(key, 'key', where)
-            children = []
-            if isinstance(value, dict):
-                children = self.attributes(value, '%s attribute %r'
-                                           % (where, key), depth + 1)
-                value = None
-            elif isinstance(value, (bool, int, float)):
-                value = json.dumps(value)
-            elif value is not None and not isinstance(value, str):
-                self.fail(where, 'attribute %r has a %s value; expected a '
-                                 'string, number, boolean or dict'
-                          % (key, type(value).__name__))
-            reported.append(ReportedAttribute(key, value, children))
-        return reported
-
-    def attach_handle(self, entry, where):
-        attach_type = self.field(entry, 'attach_type', where, str)
-        if attach_type not in ATTACH_TYPES:
-            self.fail(where, 'attach_type %r is not one of %s'
-                      % (attach_type, ', '.join(ATTACH_TYPES)))
-        attach_info = self.field(entry, 'attach_info', where, dict)
-        for key, value in attach_info.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                self.fail(where, 'attach_info must map strings to strings')
-        return ReportedAttachHandle(
-            attach_type=attach_type,
-            attach_info=self.json_text(attach_info, 'attach_info', where),
-            in_use=self.field(entry, 'in_use', where, bool, required=False,
-                              default=False))
-
-
-def _kind_name(kind):
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {str: 'a string', int: 'an integer', bool: 'a boolean',
-             dict: 'a dict', list: 'a list', tuple: 'a list'}
-    return ' or '.join(dict.fromkeys(names[one] for one in kinds))
-
-
-def validate(host, devices):
-    """The report as ReportedDevice objects.
-
-    :raises: cyborg.exception.Invalid naming the first problem found.
-    """
-    if not isinstance(host, str) or not host:
-        raise exception.Invalid(reason='inventory report without a host name')
-    return _Validator(host).devices(devices)
-
-
-# -- The reconciliation ----------------------------------------------------
 
 def apply(context, host, devices):
     """Make the DB rows of ``host`` match ``devices`` (device_to_primitive dicts).
@@ -321,12 +82,13 @@ def apply(context, host, devices):
     :raises: cyborg.exception.Invalid when the report is malformed; then
         nothing is written.
     """
-    reported = validate(host, devices)
+    reported = report_validation.validate(host, devices)
     _reconcile(context, host, reported)
 
 
 @db_api.writer
 def _reconcile(context, host, reported):
+    """Reconcile in one transaction of the writer (retried on deadlock)."""
     _Reconciliation(context, host, reported).run()
 
 
@@ -363,6 +125,7 @@ class _Reconciliation:
     # Reading: one query per table.
 
     def _read(self):
+        """Read the host's rows, indexed by id and by what identifies them."""
         context, host = self.context, self.host
         self.devices = {}
         self.device_by_identity = {}
@@ -422,7 +185,21 @@ class _Reconciliation:
                 updates.append(dict(columns, id=row['id'],
                                     updated_at=self.now))
         inventory.update_rows(self.context, inventory.Device, updates)
+        device_ids.update(self._insert_devices(new_devices))
+        for device in self.reported:
+            device_id = device_ids[device.identity]
+            self.driver_of_device[device_id] = device.driver_name
+            self.deployables_by_device.append((device_id, device.deployables))
+        return device_ids
 
+    def _insert_devices(self, new_devices):
+        """Insert new devices with their control path ids.
+
+        ``new_devices`` holds (reported device, device row) pairs; returns
+        {reported identity: device id} of the inserted devices. Two
+        statements, whatever the number of devices.
+        """
+        device_ids = {}
         inserted = inventory.insert_rows(
             self.context, inventory.Device, [row for _, row in new_devices])
         new_cpids = []
@@ -438,10 +215,6 @@ class _Reconciliation:
             self.context, inventory.ControlpathID, new_cpids)
         for row in new_cpids:
             self.cpid_of_device[row['device_id']] = inserted[row['uuid']]
-        for device in self.reported:
-            device_id = device_ids[device.identity]
-            self.driver_of_device[device_id] = device.driver_name
-            self.deployables_by_device.append((device_id, device.deployables))
         return device_ids
 
     # Deployables: a tree per device, written one level at a time.
@@ -493,6 +266,10 @@ class _Reconciliation:
     # Attributes: flat key/value pairs, nested through parent_attribute_id.
 
     def _apply_attributes(self, deployable_ids):
+        """Insert and update reported attributes, one nesting level at a time.
+
+        Fills ``reported_attribute_ids``: the rows the report has.
+        """
         self.reported_attribute_ids = set()
         # (reported attribute, deployable id, parent attribute id and uuid).
         level = [(attribute, deployable_ids[(device_id, deployable.name)],
@@ -555,6 +332,10 @@ class _Reconciliation:
     # Attach handles, identified by type and info within their deployable.
 
     def _apply_attach_handles(self, device_ids, deployable_ids):
+        """Insert new attach handles and bring ``in_use`` in step.
+
+        Fills ``reported_attach_handle_ids``: the rows the report has.
+        """
         self.reported_attach_handle_ids = set()
         new_rows = []
         mark_used = set()
@@ -579,16 +360,50 @@ class _Reconciliation:
         inserted = inventory.insert_rows(
             self.context, inventory.AttachHandle, new_rows)
         self.reported_attach_handle_ids.update(inserted.values())
-        attach_handles.set_in_use(self.context, mark_used, True,
-                                            self.now)
-        attach_handles.set_in_use(self.context, mark_free, False,
-                                            self.now)
+        attach_handles.set_in_use(self.context, mark_used, True, self.now)
+        attach_handles.set_in_use(self.context, mark_free, False, self.now)
 
     # Removals, except of what bound ARQs hold.
 
     def _remove_unreported(self, device_ids, deployable_ids):
+        """Delete the rows the report no longer has, except what ARQs hold.
+
+        Devices, deployables and attach handles a bound ARQ holds stay, and
+        their devices are marked (``_mark_kept``).
+        """
         reported_devices = set(device_ids.values())
-        reported_deployables = set(deployable_ids.values())
+        gone_devices, gone_deployables, gone_handles, gone_attributes = \
+            self._unreported(reported_devices, set(deployable_ids.values()))
+        held = self._held_deployables(gone_devices, gone_deployables,
+                                      gone_handles)
+        held_handles = self._held_handles
+        kept_devices = {device_id for device_id in gone_devices
+                        if any(self.deployables[deployable_id]['device_id']
+                               == device_id for deployable_id in held)}
+        self._note_kept_parts(gone_deployables & held,
+                              gone_handles & held_handles)
+
+        inventory.delete_rows(self.context, inventory.AttachHandle,
+                              gone_handles - held_handles)
+        inventory.delete_rows(self.context, inventory.Attribute,
+                              gone_attributes)
+        inventory.delete_rows(self.context, inventory.Deployable,
+                              gone_deployables - held)
+        inventory.delete_rows(self.context, inventory.Device,
+                              gone_devices - kept_devices)
+        if gone_devices - kept_devices:
+            LOG.info('Host %s no longer reports %d device(s); removed',
+                     self.host, len(gone_devices - kept_devices))
+        self._mark_kept(kept_devices, reported_devices)
+
+    def _unreported(self, reported_devices, reported_deployables):
+        """Ids of the stored rows the report no longer has.
+
+        Returns (devices, deployables, attach handles, attributes): the
+        devices of the host the report leaves out, and the parts of reported
+        devices it leaves out. Attributes made through the API are not
+        among them.
+        """
         gone_devices = set(self.devices) - reported_devices
         gone_deployables = {
             deployable_id for deployable_id, row in self.deployables.items()
@@ -604,38 +419,21 @@ class _Reconciliation:
             if row['deployable_id'] in reported_deployables
             and attribute_id not in self.reported_attribute_ids
             and self._is_reported_attribute(row)}
+        return gone_devices, gone_deployables, gone_handles, gone_attributes
 
-        held = self._held_deployables(gone_devices, gone_deployables,
-                                      gone_handles)
-        held_handles = self._held_handles
-
-        kept_devices = {device_id for device_id in gone_devices
-                        if any(self.deployables[deployable_id]['device_id']
-                               == device_id for deployable_id in held)}
-        for deployable_id in sorted(gone_deployables & held):
+    def _note_kept_parts(self, kept_deployables, kept_handles):
+        """Record, per device, the first unreported part kept for an ARQ."""
+        for deployable_id in sorted(kept_deployables):
             row = self.deployables[deployable_id]
             self.kept_parts.setdefault(
                 row['device_id'], 'Deployable %s' % row['name'])
-        for handle_id in sorted(gone_handles & held_handles):
+        for handle_id in sorted(kept_handles):
             row = self.attach_handles[handle_id]
             device_id = self.deployables[row['deployable_id']]['device_id']
             self.kept_parts.setdefault(
                 device_id, 'Attach handle %s %s of deployable %s' % (
                     row['attach_type'], row['attach_info'],
                     self.deployables[row['deployable_id']]['name']))
-
-        inventory.delete_rows(self.context, inventory.AttachHandle,
-                              gone_handles - held_handles)
-        inventory.delete_rows(self.context, inventory.Attribute,
-                              gone_attributes)
-        inventory.delete_rows(self.context, inventory.Deployable,
-                              gone_deployables - held)
-        inventory.delete_rows(self.context, inventory.Device,
-                              gone_devices - kept_devices)
-        if gone_devices - kept_devices:
-            LOG.info('Host %s no longer reports %d device(s); removed',
-                     self.host, len(gone_devices - kept_devices))
-        self._mark_kept(kept_devices, reported_devices)
 
     def _held_deployables(self, gone_devices, gone_deployables, gone_handles):
         """Ids of the unreported deployables a bound ARQ holds, with ancestors.

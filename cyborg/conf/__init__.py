@@ -1,7 +1,10 @@
 """oslo.config options, one module per option group.
 
-Importing this package registers every group on ``cfg.CONF``; services read
-options from ``cyborg.conf.CONF``.
+Importing this package registers the groups of ``MODULES`` on ``cfg.CONF``;
+services read options from ``cyborg.conf.CONF``. Two modules are left out:
+``drivers`` (each agent driver registers its own group when loaded) and
+``aio`` (registered by the all-in-one only). Nothing here imports cyborg
+code outside this package.
 """
 
 from oslo_config import cfg

@@ -6,17 +6,14 @@ from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
 
 from cyborg import conf
-from cyborg.agent.drivers.fpga import intel as intel_fpga
-from cyborg.agent.drivers.fpga import xilinx as xilinx_fpga
-from cyborg.agent.drivers.gpu import nvidia as nvidia_gpu
-from cyborg.agent.drivers.pci import generic as generic_pci
-from cyborg.aio import conf as aio_conf
+from cyborg.conf import aio
+from cyborg.conf import drivers
 
 
-# Modules outside cyborg/conf whose options are documented with the rest:
+# Groups documented with the rest but not registered by ``cyborg.conf``:
 # the [aio] group, read by cyborg-aio only, and the groups of the agent's
-# drivers, registered when the agent loads them.
-EXTRA_MODULES = (aio_conf, intel_fpga, xilinx_fpga, nvidia_gpu, generic_pci)
+# drivers, each registered when the agent loads its driver.
+EXTRA_MODULES = (aio, drivers)
 
 # Groups whose options a library owns; the generator lists them under the
 # library's own namespace (oslo.db, keystonemiddleware.auth_token).

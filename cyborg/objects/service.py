@@ -4,7 +4,6 @@ import datetime
 
 from oslo_utils import timeutils
 
-from cyborg import conf
 from cyborg import exception
 from cyborg.db.queries import services as service_queries
 from cyborg.objects import base
@@ -56,13 +55,15 @@ class Service(base.CyborgObject):
         return [cls._from_row(context, row)
                 for row in service_queries.all_services(context)]
 
-    @property
-    def is_up(self):
-        """Whether the last heartbeat is recent enough ([DEFAULT] service_down_time)."""
+    def is_up(self, down_time):
+        """Whether the last heartbeat is at most ``down_time`` seconds old.
+
+        The caller hands in its [DEFAULT] service_down_time.
+        """
         last_seen = self.last_seen_up
         if last_seen is None:
             return False
-        down_time = datetime.timedelta(seconds=conf.CONF.service_down_time)
+        down_time = datetime.timedelta(seconds=down_time)
         now = timeutils.utcnow(with_timezone=True)
         if last_seen.tzinfo is None:
             last_seen = last_seen.replace(tzinfo=datetime.timezone.utc)

@@ -3,6 +3,10 @@
 Each resource's rules live in a module named after it; ``base`` holds the
 shared role checks. ``cyborg.context.RequestContext.can`` is how code checks
 a rule; it ends in ``authorize`` here.
+
+The process hands in its configuration once with ``init(conf)``: the API's
+application (``cyborg.api.app.setup_app``) and cyborg-conductor do. A check
+before that is a programming error and raises ``EnforcerNotInitialized``.
 """
 
 import argparse
@@ -10,9 +14,9 @@ import itertools
 import sys
 import threading
 
+from oslo_config import cfg
 from oslo_policy import policy
 
-from cyborg import conf
 from cyborg import exception
 from cyborg.policies import arq
 from cyborg.policies import attribute
@@ -23,8 +27,18 @@ from cyborg.policies import device_profile
 
 _RULE_MODULES = (base, device_profile, arq, device, deployable, attribute)
 
+# The configuration handed to init(), and the enforcer built from it.
+_CONFIG = None
 _ENFORCER = None
 _ENFORCER_LOCK = threading.Lock()
+
+
+class EnforcerNotInitialized(RuntimeError):
+    """A rule was checked before the process handed in its configuration."""
+
+    def __init__(self):
+        super().__init__('cyborg.policies.init(conf) was not called: there is '
+                         'no configuration to read the policy rules with')
 
 
 def list_rules():
@@ -33,19 +47,30 @@ def list_rules():
         module.list_rules() for module in _RULE_MODULES))
 
 
-def init(config=None):
-    """The process's enforcer, created from ``config`` (cyborg.conf.CONF) once."""
-    global _ENFORCER
+def _new_enforcer(config):
+    """An enforcer of ``config`` that knows every rule's default."""
+    enforcer = policy.Enforcer(config)
+    enforcer.register_defaults(list_rules())
+    return enforcer
+
+
+def init(config):
+    """Check rules with ``config`` ([oslo_policy]) from now on.
+
+    Returns the new enforcer, which replaces any earlier one.
+    """
+    global _CONFIG, _ENFORCER
     with _ENFORCER_LOCK:
-        if _ENFORCER is None:
-            enforcer = policy.Enforcer(conf.CONF if config is None else config)
-            enforcer.register_defaults(list_rules())
-            _ENFORCER = enforcer
+        _CONFIG = config
+        _ENFORCER = _new_enforcer(config)
         return _ENFORCER
 
 
 def reset():
-    """Forget the enforcer, so the next check reads the configuration again."""
+    """Forget the enforcer, so the next check reads the configuration again.
+
+    The configuration handed to ``init`` stays.
+    """
     global _ENFORCER
     with _ENFORCER_LOCK:
         if _ENFORCER is not None:
@@ -53,11 +78,26 @@ def reset():
         _ENFORCER = None
 
 
+def _enforcer():
+    """The enforcer, built again from the configuration after a ``reset``.
+
+    :raises: EnforcerNotInitialized before ``init``.
+    """
+    global _ENFORCER
+    with _ENFORCER_LOCK:
+        if _ENFORCER is None:
+            if _CONFIG is None:
+                raise EnforcerNotInitialized()
+            _ENFORCER = _new_enforcer(_CONFIG)
+        return _ENFORCER
+
+
 def get_enforcer(argv=None):
-    """The enforcer with cyborg's configuration, for the oslopolicy tools.
+    """An enforcer configured from the command line, for the oslopolicy tools.
 
     The tools parse their own command line; the --config-file and
-    --config-dir values in it (else cyborg's default files) configure cyborg.
+    --config-dir values in it (else cyborg's default files) configure the
+    enforcer, on a configuration of its own.
     """
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument('--config-file', action='append', default=[])
@@ -69,9 +109,9 @@ def get_enforcer(argv=None):
         config_args += ['--config-file', path]
     for path in known.config_dir:
         config_args += ['--config-dir', path]
-    conf.CONF(config_args, project='cyborg')
-    reset()
-    return init()
+    config = cfg.ConfigOpts()
+    config(config_args, project='cyborg')
+    return _new_enforcer(config)
 
 
 def authorize(context, rule, target, fatal=True):
@@ -83,7 +123,7 @@ def authorize(context, rule, target, fatal=True):
         this includes a token of a scope the rule does not accept.
     :raises: oslo_policy.policy.PolicyNotRegistered for an unknown rule.
     """
-    enforcer = init()
+    enforcer = _enforcer()
     try:
         return enforcer.authorize(rule, target, context, do_raise=fatal,
                                   exc=exception.PolicyNotAuthorized,
@@ -95,4 +135,4 @@ def authorize(context, rule, target, fatal=True):
 def check_is_admin(context):
     """Whether ``context`` passes the ``context_is_admin`` rule."""
     target = {'project_id': context.project_id, 'user_id': context.user_id}
-    return init().enforce(base.CONTEXT_IS_ADMIN, target, context)
+    return _enforcer().enforce(base.CONTEXT_IS_ADMIN, target, context)

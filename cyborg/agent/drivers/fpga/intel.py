@@ -13,11 +13,10 @@ attach handles and, as deployables, its children.
 import logging
 import re
 
-from oslo_config import cfg
-
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
 
@@ -38,15 +37,10 @@ LAYOUTS = (
 )
 _HEX_ID = re.compile(r'^[0-9a-fA-F-]{1,64}$')
 
-group = cfg.OptGroup('intel_fpga_driver',
-                     title='Options of the Intel FPGA driver')
-opts = [
-    cfg.StrOpt('sysfs_root', default='/sys',
-               help='Where sysfs is mounted; tests point it at a recorded '
-                    'tree.'),
-]
-conf.CONF.register_group(group)
-conf.CONF.register_opts(opts, group=group)
+# Declared in cyborg.conf.drivers; registered when the agent loads this.
+group = driver_opts.intel_fpga_group
+opts = driver_opts.intel_fpga_opts
+driver_opts.register_opts(conf.CONF, group)
 
 
 def list_opts():

@@ -13,11 +13,10 @@ import re
 import shlex
 import subprocess
 
-from oslo_config import cfg
-
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
 
@@ -26,18 +25,10 @@ LSPCI_TIMEOUT = 30
 # The number in brackets ending an lspci -nn field: "Xilinx Corporation [10ee]".
 _LSPCI_NUMBER = re.compile(r'\[([0-9a-fA-F]{4})\]$')
 
-group = cfg.OptGroup('xilinx_fpga_driver',
-                     title='Options of the Xilinx FPGA driver')
-opts = [
-    cfg.StrOpt('sysfs_root', default='/sys',
-               help='Where sysfs is mounted; tests point it at a recorded '
-                    'tree.'),
-    cfg.StrOpt('lspci_command', default='lspci',
-               help='The lspci executable, run as "lspci -nnmm -D" only when '
-                    'sysfs has no bus/pci/devices directory.'),
-]
-conf.CONF.register_group(group)
-conf.CONF.register_opts(opts, group=group)
+# Declared in cyborg.conf.drivers; registered when the agent loads this.
+group = driver_opts.xilinx_fpga_group
+opts = driver_opts.xilinx_fpga_opts
+driver_opts.register_opts(conf.CONF, group)
 
 
 def list_opts():

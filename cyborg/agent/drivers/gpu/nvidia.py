@@ -11,11 +11,10 @@ children of the GPU's root, and the GPU is not passed through whole.
 
 import logging
 
-from oslo_config import cfg
-
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
 
@@ -23,22 +22,10 @@ VENDOR_ID = 0x10de
 DISPLAY_CLASS = 0x03
 MDEV_TYPES = 'mdev_supported_types'
 
-group = cfg.OptGroup('nvidia_gpu_driver',
-                     title='Options of the NVIDIA GPU driver')
-opts = [
-    cfg.StrOpt('sysfs_root', default='/sys',
-               help='Where sysfs is mounted; tests point it at a recorded '
-                    'tree.'),
-    cfg.ListOpt('enabled_vgpu_types', default=[],
-                help='vGPU types (names of the directories of '
-                     'mdev_supported_types, e.g. nvidia-222) reported as VGPU '
-                     'deployables. Empty: every type the GPU offers. A GPU '
-                     'runs one type at a time, so enable one type per GPU '
-                     'model to keep Placement from promising more than the '
-                     'GPU can create.'),
-]
-conf.CONF.register_group(group)
-conf.CONF.register_opts(opts, group=group)
+# Declared in cyborg.conf.drivers; registered when the agent loads this.
+group = driver_opts.nvidia_gpu_group
+opts = driver_opts.nvidia_gpu_opts
+driver_opts.register_opts(conf.CONF, group)
 
 
 def list_opts():

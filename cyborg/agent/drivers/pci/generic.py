@@ -11,32 +11,18 @@ and one PCI attach handle. An invalid list fails the discovery
 import fnmatch
 import json
 
-from oslo_config import cfg
-
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.conf import drivers as driver_opts
 
 SPEC_KEYS = ('vendor_id', 'product_id', 'address', 'device_type')
 DEVICE_TYPES = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD')
 
-group = cfg.OptGroup('pci_driver',
-                     title='Options of the generic PCI passthrough driver')
-opts = [
-    cfg.StrOpt('sysfs_root', default='/sys',
-               help='Where sysfs is mounted; tests point it at a recorded '
-                    'tree.'),
-    cfg.StrOpt('passthrough_whitelist', default='[]',
-               help='JSON list of the PCI functions to offer, each a '
-                    'mapping with optional keys vendor_id, product_id (hex, '
-                    'without 0x) and address (domain:bus:device.function), '
-                    'which may use * and ? wildcards, and device_type (the '
-                    'type the devices are reported with, default AICHIP). '
-                    'Example: [{"vendor_id": "8086", "product_id": "0d5c", '
-                    '"address": "0000:5e:00.*"}]'),
-]
-conf.CONF.register_group(group)
-conf.CONF.register_opts(opts, group=group)
+# Declared in cyborg.conf.drivers; registered when the agent loads this.
+group = driver_opts.pci_group
+opts = driver_opts.pci_opts
+driver_opts.register_opts(conf.CONF, group)
 
 
 def list_opts():

@@ -19,9 +19,10 @@ from cyborg.conductor import inventory_report
 from cyborg.db.queries import host_locks
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
+from cyborg.tests.unit.conductor import reports
 from cyborg.tests.unit.conductor import test_inventory_report as cases
 
-fpga = cases.fpga
+fpga = reports.fpga
 # Long enough for a report that is not held back to end many times over.
 PATIENCE = 3
 # Bounds every wait, so that a broken test fails instead of hanging.
@@ -54,7 +55,7 @@ class ReportInThread:
             if self.start_barrier is not None:
                 self.start_barrier.wait(TIMEOUT)
             inventory_report.apply(cyborg_context.get_admin_context(),
-                                   self.host, cases.report(*self.devices))
+                                   self.host, reports.report(*self.devices))
         except Exception as error:  # re-raised in join, in the test's thread
             self.error = error
         finally:

@@ -6,6 +6,7 @@ import uuid
 
 import fixtures
 
+from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
@@ -85,7 +86,7 @@ class TestServiceProcesses(base.TestCase):
                                        minimum_count=agent.report_count + 1)
         self.assertGreater(later.report_count, agent.report_count)
         self.assertEqual('cyborg-agent', later.topic)
-        self.assertTrue(later.is_up)
+        self.assertTrue(later.is_up(conf.CONF.service_down_time))
         conductor = self._wait_for_service(self.conductor_host,
                                            'cyborg-conductor')
         self.assertEqual('cyborg-conductor', conductor.topic)

@@ -12,8 +12,8 @@ WRITE_METHODS = ('POST', 'PUT', 'PATCH', 'DELETE')
 class RecordingClient(placement.PlacementClient):
     """A PlacementClient that keeps ``(method, url)`` of each request it sends."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, conf, **kwargs):
+        super().__init__(conf, **kwargs)
         self.requests = []
 
     def _request(self, method, url, **kwargs):
@@ -36,8 +36,8 @@ class GenerationBumpingClient(RecordingClient):
     client's PUT.
     """
 
-    def __init__(self, raw_adapter, bumps=1, rp_uuid=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, raw_adapter, conf, bumps=1, rp_uuid=None, **kwargs):
+        super().__init__(conf, **kwargs)
         self._raw_adapter = raw_adapter
         self.bumps = bumps
         self.rp_uuid = rp_uuid

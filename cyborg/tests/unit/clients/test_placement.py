@@ -2,6 +2,7 @@
 
 from oslo_utils import uuidutils
 
+from cyborg import conf
 from cyborg.clients import placement
 from cyborg import exception
 from cyborg.tests import base
@@ -16,8 +17,8 @@ class RacingClient(placement.PlacementClient):
     client's lookup and its POST.
     """
 
-    def __init__(self, raw_adapter, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, raw_adapter, config, **kwargs):
+        super().__init__(config, **kwargs)
         self._raw_adapter = raw_adapter
         self.raced_uuid = None
 
@@ -37,7 +38,7 @@ class TestPlacementClient(base.TestCase):
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(placement_fixture.PlacementFixture())
-        self.client = placement.PlacementClient()
+        self.client = placement.PlacementClient(conf.CONF)
 
     def _tree(self, root_uuid):
         response = self.placement.adapter.get(
@@ -51,11 +52,11 @@ class TestPlacementClient(base.TestCase):
 
     def test_is_not_reachable_when_nothing_listens(self):
         self.flags(group='placement', endpoint='http://127.0.0.1:9')
-        self.assertFalse(placement.PlacementClient().is_reachable())
+        self.assertFalse(placement.PlacementClient(conf.CONF).is_reachable())
 
     def test_connection_failure_raises_placement_unavailable(self):
         self.flags(group='placement', endpoint='http://127.0.0.1:9')
-        client = placement.PlacementClient()
+        client = placement.PlacementClient(conf.CONF)
         error = self.assertRaises(exception.PlacementUnavailable,
                                   client.get_provider_by_name, 'node1')
         self.assertIsInstance(error, exception.ServiceUnavailable)
@@ -102,7 +103,7 @@ class TestPlacementClient(base.TestCase):
         self.assertIsNone(tree['node1']['parent_provider_uuid'])
 
     def test_ensure_provider_tolerates_a_concurrent_create(self):
-        client = RacingClient(self.placement.adapter)
+        client = RacingClient(self.placement.adapter, conf.CONF)
 
         rp_uuid = client.ensure_provider('node1')
 
@@ -161,7 +162,7 @@ class TestPlacementFixtureServed(base.TestCase):
     def test_client_reaches_placement_over_a_socket(self):
         fixture = self.useFixture(
             placement_fixture.PlacementFixture(serve=True))
-        client = placement.PlacementClient()
+        client = placement.PlacementClient(conf.CONF)
 
         rp_uuid = client.ensure_provider('node1')
 
@@ -175,7 +176,7 @@ class TestProviderTreeMethods(base.TestCase):
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(placement_fixture.PlacementFixture())
-        self.client = recording.RecordingClient()
+        self.client = recording.RecordingClient(conf.CONF)
         self.root = self.client.ensure_provider('node1')
 
     def _raw(self, url):
@@ -319,8 +320,8 @@ class TestProviderTreeMethods(base.TestCase):
                           uuidutils.generate_uuid(), {'FPGA': {'total': 1}})
 
     def test_generation_conflicts_are_retried_with_a_fresh_read(self):
-        client = recording.GenerationBumpingClient(self.placement.adapter,
-                                                   bumps=1)
+        client = recording.GenerationBumpingClient(
+            self.placement.adapter, conf.CONF, bumps=1)
         self._put_inventory(self.root, {'FPGA': {'total': 4}})
 
         client.set_inventories(self.root, {'FPGA': {'total': 4,
@@ -352,8 +353,8 @@ class TestProviderTreeMethods(base.TestCase):
             'inventories']['FPGA']['total'])
 
     def test_endless_generation_conflicts_raise_after_bounded_attempts(self):
-        client = recording.GenerationBumpingClient(self.placement.adapter,
-                                                   bumps=100)
+        client = recording.GenerationBumpingClient(
+            self.placement.adapter, conf.CONF, bumps=100)
 
         self.assertRaises(exception.ResourceProviderConflict,
                           client.set_traits, self.root, ['OWNER_CYBORG'])

@@ -2,6 +2,7 @@
 
 from oslo_utils import uuidutils
 
+from cyborg import conf
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import devices
@@ -122,7 +123,7 @@ class TestSetStatus(test_placement_sync.PlacementSyncTestCase):
 
     def test_the_status_is_kept_when_placement_is_down(self):
         self.flags(group='placement', endpoint='http://127.0.0.1:9')
-        unreachable = recording.RecordingClient()
+        unreachable = recording.RecordingClient(conf.CONF)
 
         device = devices.set_status(self.context, unreachable,
                                     self.fpga.uuid, 'maintaining', 'down')

@@ -103,16 +103,14 @@ class TestServiceIsUp(base.TestCase):
         return service
 
     def test_recent_heartbeat_is_up(self):
-        self.flags(service_down_time=60)
-        self.assertTrue(self._service(seconds_ago=59).is_up)
+        self.assertTrue(self._service(seconds_ago=59).is_up(60))
 
     def test_old_heartbeat_is_down(self):
-        self.flags(service_down_time=60)
-        self.assertFalse(self._service(seconds_ago=61).is_up)
+        self.assertFalse(self._service(seconds_ago=61).is_up(60))
 
-    def test_down_time_is_read_from_the_config(self):
-        self.flags(service_down_time=10)
-        self.assertFalse(self._service(seconds_ago=11).is_up)
+    def test_down_time_is_the_one_handed_in(self):
+        self.assertFalse(self._service(seconds_ago=11).is_up(10))
+        self.assertTrue(self._service(seconds_ago=11).is_up(60))
 
     def test_never_seen_is_down(self):
-        self.assertFalse(self._service(seconds_ago=None).is_up)
+        self.assertFalse(self._service(seconds_ago=None).is_up(60))

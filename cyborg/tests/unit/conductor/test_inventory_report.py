@@ -1,5 +1,7 @@
 """inventory_report.apply: an agent's report becomes the host's rows, in bulk.
 
+How a report is checked is tested in ``test_report_validation``; here, what
+a valid one writes and that a malformed one writes nothing.
 ``ReconciliationTests`` and ``StatementCountTests`` hold the cases; this
 module runs them on SQLite and
 ``cyborg/tests/functional/db/test_inventory_report.py`` on MariaDB and
@@ -11,11 +13,12 @@ import sqlalchemy as sa
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
-from cyborg.agent.drivers import base as drivers
 from cyborg.conductor import inventory_report
+from cyborg.conductor import report_validation
 from cyborg.db import models
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
+from cyborg.tests.unit.conductor import reports
 from cyborg.tests.unit.db import records
 from cyborg.tests.unit.objects import test_list_statement_counts
 
@@ -27,53 +30,10 @@ TABLES = {
     'attach_handles': models.AttachHandle.__table__,
 }
 
-
-def pci(bus, function=0):
-    """A PCI address as drivers report it in cpid_info and attach_info."""
-    return {'domain': '0000', 'bus': '%02x' % bus, 'device': '00',
-            'function': str(function)}
-
-
-def fpga(bus, vfs=3, model='test-fpga', in_use=(), shell_version='1.0'):
-    """A card on PCI bus ``bus``: PF root, one region, ``vfs`` VF deployables.
-
-    The root has an ``rc`` but no accelerators, the region an ``rc`` and
-    ``vfs`` accelerators (the only resource provider), each VF one
-    accelerator and no ``rc``; VF ``n`` has attach handle function ``n``,
-    in use when ``n`` is in ``in_use``.
-    """
-    name = 'fpga-0000:%02x:00.0' % bus
-    vf_deployables = [
-        drivers.DriverDeployable(
-            name='%s-vf%d' % (name, number), num_accelerators=1,
-            attributes={'function': 'vf%d' % number},
-            attach_handles=[drivers.DriverAttachHandle(
-                attach_type='PCI', attach_info=pci(bus, number),
-                in_use=number in in_use)])
-        for number in range(1, vfs + 1)]
-    region = drivers.DriverDeployable(
-        name=name + '-region0', num_accelerators=vfs,
-        attributes={'rc': 'FPGA', 'trait0': 'CUSTOM_FPGA_TEST'},
-        children=vf_deployables)
-    root = drivers.DriverDeployable(
-        name=name, num_accelerators=0,
-        attributes={'rc': 'FPGA',
-                    'shell': {'name': 'test-shell',
-                              'version': shell_version}},
-        children=[region])
-    return drivers.DriverDevice(
-        type='FPGA', vendor='0x8086', model=model,
-        controlpath_id=drivers.DriverControlpathId(cpid_type='PCI',
-                                                   cpid_info=pci(bus)),
-        std_board_info={'device_id': '0x0b30', 'class': 'accelerator'},
-        vendor_board_info={'shell': 'test-shell'},
-        deployables=[root])
-
-
-def report(*devices):
-    """The primitives an agent sends for ``devices``."""
-    return [drivers.device_to_primitive(device, 'test_driver')
-            for device in devices]
+# Short names for the builders the cases use on every other line.
+fpga = reports.fpga
+pci = reports.pci
+report = reports.report
 
 
 def rows_of(database_fixture, table_name, host):
@@ -129,7 +89,7 @@ class ReconciliationTests:
             deployable_id=deployable['id'],
             attach_handle_id=handles[0]['id'] if handle else None)
 
-    def test_first_report_creates_the_whole_tree(self):
+    def test_first_report_creates_devices_and_deployable_trees(self):
         self.apply('compute-1', fpga(0x5e, vfs=2))
 
         [device] = self.rows('devices')
@@ -140,9 +100,9 @@ class ReconciliationTests:
         self.assertEqual('{"class":"accelerator","device_id":"0x0b30"}',
                          device['std_board_info'])
         [cpid] = self.rows('controlpath_ids')
-        self.assertEqual((device['id'], 'PCI', inventory_report.canonical_json(
-            pci(0x5e))), (cpid['device_id'], cpid['cpid_type'],
-                          cpid['cpid_info']))
+        self.assertEqual(
+            (device['id'], 'PCI', report_validation.canonical_json(pci(0x5e))),
+            (cpid['device_id'], cpid['cpid_type'], cpid['cpid_info']))
 
         root = self.deployable('fpga-0000:5e:00.0')
         region = self.deployable('fpga-0000:5e:00.0-region0')
@@ -165,6 +125,14 @@ class ReconciliationTests:
         self.assertEqual([None, None, None],
                          [root['rp_uuid'], vf1['rp_uuid'], vf2['rp_uuid']])
 
+    def test_first_report_creates_attributes_and_attach_handles(self):
+        self.apply('compute-1', fpga(0x5e, vfs=2))
+
+        [cpid] = self.rows('controlpath_ids')
+        root = self.deployable('fpga-0000:5e:00.0')
+        region = self.deployable('fpga-0000:5e:00.0-region0')
+        vf1 = self.deployable('fpga-0000:5e:00.0-vf1')
+        vf2 = self.deployable('fpga-0000:5e:00.0-vf2')
         attributes = self.rows('attributes')
         by_key = {(row['deployable_id'], row['key']): row
                   for row in attributes}
@@ -183,9 +151,9 @@ class ReconciliationTests:
         handles = self.rows('attach_handles')
         self.assertEqual(
             [(vf1['id'], cpid['id'], 'PCI',
-              inventory_report.canonical_json(pci(0x5e, 1)), False),
+              report_validation.canonical_json(pci(0x5e, 1)), False),
              (vf2['id'], cpid['id'], 'PCI',
-              inventory_report.canonical_json(pci(0x5e, 2)), False)],
+              report_validation.canonical_json(pci(0x5e, 2)), False)],
             [(row['deployable_id'], row['cpid_id'], row['attach_type'],
               row['attach_info'], row['in_use']) for row in handles])
 
@@ -284,7 +252,7 @@ class ReconciliationTests:
 
         [device] = self.rows('devices')
         [cpid] = self.rows('controlpath_ids')
-        self.assertEqual(inventory_report.canonical_json(pci(0x5f)),
+        self.assertEqual(report_validation.canonical_json(pci(0x5f)),
                          cpid['cpid_info'])
         self.assertEqual(5, len(self.rows('deployables')))
         self.assertEqual(3, len(self.rows('attach_handles')))
@@ -418,33 +386,7 @@ class ReconciliationTests:
         self.apply('compute-1', fpga(0x5e))
         before = self.snapshot()
 
-        def bad_handle(primitive):
-            region = primitive['deployables'][0]['children'][0]
-            region['children'][0]['attach_handles'][0]['attach_type'] = 'USB'
-
-        def missing_model(primitive):
-            del primitive['model']
-
-        def text_accelerators(primitive):
-            primitive['deployables'][0]['num_accelerators'] = '4'
-
-        def list_attribute(primitive):
-            primitive['deployables'][0]['attributes']['ports'] = [1, 2]
-
-        def bad_name(primitive):
-            primitive['deployables'][0]['name'] = 'spaces are not allowed'
-
-        def twice_named(primitive):
-            region = primitive['deployables'][0]['children'][0]
-            region['children'][1]['name'] = region['children'][0]['name']
-
-        cases = [(bad_handle, "attach_type 'USB' is not one of PCI, MDEV"),
-                 (missing_model, "missing 'model'"),
-                 (text_accelerators, "'num_accelerators' must be an integer"),
-                 (list_attribute, "attribute 'ports' has a list value"),
-                 (bad_name, 'a name is made of letters'),
-                 (twice_named, 'reported twice on the host')]
-        for spoil, problem in cases:
+        for spoil, problem in reports.MALFORMED:
             # A valid new device comes first: it must not be written either.
             devices = report(fpga(0x60, vfs=1), fpga(0x5e, vfs=5))
             spoil(devices[1])
@@ -457,7 +399,7 @@ class ReconciliationTests:
             self.assertIn('compute-1', str(error))
             self.assertEqual(before, self.snapshot())
 
-        for not_a_report in (None, {'devices': []}, ['device']):
+        for not_a_report in reports.NOT_REPORTS:
             self.assertRaises(exception.Invalid, inventory_report.apply,
                               self.context, 'compute-1', not_a_report)
         self.assertEqual(before, self.snapshot())

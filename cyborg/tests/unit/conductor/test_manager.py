@@ -33,7 +33,7 @@ class TestConductorOverRPC(base.TestCase):
             self.context, 'compute-7', 'cyborg-agent')
         self.assertEqual(2, stored.report_count)
         self.assertEqual('cyborg-agent', stored.topic)
-        self.assertTrue(stored.is_up)
+        self.assertTrue(stored.is_up(conf.CONF.service_down_time))
 
     def test_ping_answers_with_the_conductors_host(self):
         self.assertEqual('conductor-1', self.api.ping(self.context))

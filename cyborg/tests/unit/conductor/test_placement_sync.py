@@ -6,6 +6,7 @@ import fixtures
 from oslo_utils import uuidutils
 from wsgi_intercept import interceptor
 
+from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.clients import placement as placement_client
@@ -32,7 +33,7 @@ class PlacementSyncTestCase(base.TestCase):
         self.useFixture(database.Database())
         self.placement = self.useFixture(placement_fixture.PlacementFixture())
         self.context = cyborg_context.get_admin_context()
-        self.client = recording.RecordingClient()
+        self.client = recording.RecordingClient(conf.CONF)
 
         self.fpga = records.make_device(self.context, hostname=HOST)
         self.region0 = self._deployable(
@@ -168,7 +169,7 @@ class TestSyncHost(PlacementSyncTestCase):
 
     def test_a_restarted_conductor_checks_each_provider_once(self):
         self._sync()
-        restarted = recording.RecordingClient()
+        restarted = recording.RecordingClient(conf.CONF)
 
         self._sync(restarted)
         reads_after_restart = len(restarted.requests)
@@ -283,7 +284,7 @@ class TestSyncHost(PlacementSyncTestCase):
         device_queries.update(self.context, self.pci.uuid,
                               {'status': 'maintaining'})
         racing = recording.GenerationBumpingClient(
-            self.placement.adapter, bumps=1,
+            self.placement.adapter, conf.CONF, bumps=1,
             rp_uuid=self.pci_function.rp_uuid)
 
         self.assertTrue(self._sync(racing))
@@ -301,7 +302,7 @@ class TestSyncHost(PlacementSyncTestCase):
             name=placement_sync.__name__, level=logging.DEBUG))
 
         self.assertFalse(placement_sync.sync_host(
-            self.context, placement_client.PlacementClient(), HOST))
+            self.context, placement_client.PlacementClient(conf.CONF), HOST))
 
         warnings = [line for line in logger.output.splitlines()
                     if 'not synced' in line]
@@ -319,7 +320,7 @@ class TestSyncHost(PlacementSyncTestCase):
             name=placement_sync.__name__, level=logging.DEBUG))
 
         self.assertFalse(placement_sync.sync_host(
-            self.context, placement_client.PlacementClient(), HOST))
+            self.context, placement_client.PlacementClient(conf.CONF), HOST))
 
         errors = [line for line in logger.output.splitlines()
                   if 'not synced' in line]
@@ -334,7 +335,7 @@ class TestSyncHost(PlacementSyncTestCase):
         # Placement is unreachable for one sync, then back.
         self.flags(group='placement', endpoint='http://127.0.0.1:9')
         self.client._adapter, working = (
-            placement_client.PlacementClient()._adapter,
+            placement_client.PlacementClient(conf.CONF)._adapter,
             self.client._adapter)
         self.assertFalse(self._sync())
         self.client._adapter = working
@@ -368,7 +369,7 @@ class TestSyncHost(PlacementSyncTestCase):
                 super().ensure_resource_classes(['CUSTOM_bad'])
 
         error = self.assertRaises(exception.PlacementError, self._sync,
-                                  BrokenClient())
+                                  BrokenClient(conf.CONF))
         self.assertIn('400', str(error))
 
 
@@ -446,7 +447,7 @@ class TestSyncHostEdges(PlacementSyncTestCase):
         intercept.install_intercept()
         self.addCleanup(intercept.uninstall_intercept)
         self.flags(group='placement', endpoint=endpoint)
-        client = placement_client.PlacementClient()
+        client = placement_client.PlacementClient(conf.CONF)
 
         self.assertRaises(exception.PlacementUnavailable,
                           client.get_provider_by_name, HOST)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import fixtures
+from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
@@ -63,6 +64,8 @@ class PolicyTestCase(base.TestCase):
         super().setUp()
         # The enforcer registers these options; tests set them before it.
         policy_opts.set_defaults(conf.CONF)
+        policies.init(conf.CONF)
+        # Built again at the first check, after the test's own settings.
         policies.reset()
         self.addCleanup(policies.reset)
 
@@ -232,3 +235,55 @@ class TestAuthorize(PolicyTestCase):
         self.assertTrue(make_context(['reader']).can(device.LIST))
         self.assertFalse(make_context(['manager']).can(device.LIST,
                                                        fatal=False))
+
+
+class TestHandedInConfiguration(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        policy_opts.set_defaults(conf.CONF)
+        self.addCleanup(policies.reset)
+
+    def _policy_file(self, text):
+        path = self.useFixture(fixtures.TempDir()).join('policy.yaml')
+        with open(path, 'w') as rules_file:
+            rules_file.write(text)
+        return path
+
+    def test_a_check_before_init_is_an_error(self):
+        self.useFixture(fixtures.MonkeyPatch('cyborg.policies._CONFIG', None))
+        policies.reset()
+
+        self.assertRaises(policies.EnforcerNotInitialized,
+                          make_context(['admin']).can, device.LIST)
+        self.assertRaises(policies.EnforcerNotInitialized,
+                          policies.check_is_admin, make_context(['admin']))
+
+    def test_rules_are_read_with_the_configuration_handed_in(self):
+        own = cfg.ConfigOpts()
+        own([], project='cyborg', default_config_files=[])
+        policies.init(own)
+        own.set_override(
+            'policy_file', self._policy_file(
+                '"cyborg:device:get_all": "role:reader"\n'),
+            group='oslo_policy')
+        policies.reset()
+
+        self.assertTrue(make_context(['reader']).can(device.LIST))
+        # cyborg.conf.CONF, not handed in, is not read.
+        self.assertEqual('policy.yaml', conf.CONF.oslo_policy.policy_file)
+
+    def test_get_enforcer_reads_the_config_files_of_the_command_line(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        config_file = os.path.join(directory, 'cyborg.conf')
+        with open(config_file, 'w') as config:
+            config.write('[oslo_policy]\npolicy_file = %s\n' % self._policy_file(
+                '"cyborg:device:get_all": "role:reader"\n'))
+
+        enforcer = policies.get_enforcer(
+            ['--namespace', 'cyborg', '--config-file', config_file])
+        enforcer.load_rules()
+
+        self.assertEqual('role:reader',
+                         str(enforcer.rules['cyborg:device:get_all']))
+        self.assertIsNot(conf.CONF, enforcer.conf)
