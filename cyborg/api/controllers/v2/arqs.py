@@ -16,6 +16,7 @@ from pecan import rest
 
 from cyborg import exception
 from cyborg import objects
+from cyborg.api import responses
 from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.views import arqs as arq_views
@@ -38,14 +39,6 @@ def require_service_token(context):
     if not context.has_service_token:
         raise exception.NotAuthorized(SERVICE_TOKEN_REQUIRED)
 
-
-def _accepted():
-    """The current response as a 202 with an empty body."""
-    response = pecan.response
-    response.status = 202
-    response.content_type = None
-    response.app_iter = (chunk for chunk in [b''])
-    return response
 
 
 class ARQsController(rest.RestController):
@@ -112,7 +105,7 @@ class ARQsController(rest.RestController):
             request.conductor.unbind_arqs(context, patch.unbinds)
         else:
             request.conductor.bind_arqs(context, patch.bindings)
-        return _accepted()
+        return responses.empty(202)
 
     @pecan.expose(content_type='application/json')
     def delete(self, uuid=None, **params):

@@ -10,22 +10,13 @@ import pecan
 from pecan import rest
 
 from cyborg import objects
+from cyborg.api import responses
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
 from cyborg.api.views import devices as device_views
 from cyborg.objects import fields
 from cyborg.policies import device as device_policies
 
-
-def _empty_ok():
-    """The current response as a 200 with an empty body."""
-    response = pecan.response
-    response.status = 200
-    response.content_type = None
-    # Pecan turns an empty 200 into a 204, except when the body is a
-    # generator it cannot see the end of; this one yields no bytes.
-    response.app_iter = (chunk for chunk in [b''])
-    return response
 
 
 class DevicesController(rest.RestController):
@@ -77,7 +68,7 @@ class DevicesController(rest.RestController):
         request.context.can(device_policies.DISABLE)
         request.conductor.set_device_status(
             request.context, uuid, fields.DeviceStatus.MAINTAINING)
-        return _empty_ok()
+        return responses.empty(200)
 
     @pecan.expose(content_type='application/json')
     def enable(self, uuid):
@@ -86,4 +77,4 @@ class DevicesController(rest.RestController):
         request.context.can(device_policies.ENABLE)
         request.conductor.set_device_status(
             request.context, uuid, fields.DeviceStatus.ENABLED)
-        return _empty_ok()
+        return responses.empty(200)

@@ -22,7 +22,10 @@ from cyborg.tests.fixtures import processes
 from cyborg.tests.functional.services import test_arq_processes as cases
 from cyborg.tests.unit.db import records
 
-BIND_TIMEOUT = 6
+# Long enough for the successor conductor to start on a loaded machine (the
+# binds are recorded before it starts; at 6 s they timed out in a busy run),
+# short enough that the hanging ARQ fails within the test's wait.
+BIND_TIMEOUT = 12
 # The conductors' settings ([conductor] below); the test claims with them.
 SETTINGS = binder.BindSettings(workers=8, bind_timeout=BIND_TIMEOUT,
                                sweep_interval=1)
