@@ -15,6 +15,16 @@ intel_fpga_group = cfg.OptGroup(
     'intel_fpga_driver', title='Options of the Intel FPGA driver')
 intel_fpga_opts = [
     cfg.StrOpt('sysfs_root', default='/sys', help=_SYSFS_ROOT_HELP),
+    cfg.StrOpt('fpgaconf_path', default='fpgaconf',
+               help='The OPAE fpgaconf executable that programs a card, run '
+                    'as "fpgaconf [--segment 0x<domain>] --bus 0x<bus> '
+                    '--device 0x<device> --function 0x<function> <file>" '
+                    'on the card\'s physical function (never through a '
+                    'shell). It needs the privileges to program the FPGA: '
+                    'run the agent with them or name a wrapper here.'),
+    cfg.IntOpt('program_timeout', default=300, min=1,
+               help='Seconds fpgaconf may take to program a card; past them '
+                    'it is killed and the programming fails.'),
 ]
 
 xilinx_fpga_group = cfg.OptGroup(
@@ -24,6 +34,15 @@ xilinx_fpga_opts = [
     cfg.StrOpt('lspci_command', default='lspci',
                help='The lspci executable, run as "lspci -nnmm -D" only when '
                     'sysfs has no bus/pci/devices directory.'),
+    cfg.StrOpt('xbmgmt_path', default='/opt/xilinx/xrt/bin/xbmgmt',
+               help='The XRT xbmgmt executable that programs a card, run as '
+                    '"xbmgmt program --device <management function> --user '
+                    '<xclbin file>" (never through a shell). It needs the '
+                    'privileges to manage the card: run the agent with them '
+                    'or name a wrapper here.'),
+    cfg.IntOpt('program_timeout', default=300, min=1,
+               help='Seconds xbmgmt may take to program a card; past them it '
+                    'is killed and the programming fails.'),
 ]
 
 nvidia_gpu_group = cfg.OptGroup(

@@ -36,7 +36,8 @@ Rules every driver follows, because the conductor relies on them:
 
 The helpers below the dataclasses build what these rules ask for: a card's
 root deployable, valid trait names (``custom_trait``) and PCI control path
-ids and attach handles.
+ids and attach handles. ``program`` answers with a ``ProgramOutcome``:
+seed 001's code (``ProgramResult``) and a message.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
@@ -207,11 +208,47 @@ def pci_attach_handle(address, attach_type='PCI', **extra):
     return DriverAttachHandle(attach_type=attach_type, attach_info=info)
 
 
-class ProgramResult(enum.Enum):
-    """Outcome of loading a bitstream."""
+class ProgramResult(enum.IntEnum):
+    """Seed 001's result codes of programming an FPGA.
 
-    SUCCESS = 'success'
-    FAILURE = 'failure'
+    The agent answers a programming request with the integer, as seed 001's
+    ``int program_fpga_with_bitstream(deployable_uuid, bitstream_uuid)``
+    does.
+    """
+
+    SUCCESS = 0
+    # Failed with an unknown error: the tool failed, timed out, is missing.
+    FAILED = 1
+    # The target FPGA or region is not found (or cannot be programmed).
+    INVALID_DEPLOYABLE = 2
+    # The bitstream cannot be used: no such file, or it does not fit.
+    INVALID_BITSTREAM = 3
+    # The name used before seed 001's codes: the same member as FAILED.
+    FAILURE = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramOutcome:
+    """What ``Driver.program`` returns: seed 001's code and a message for
+    the log and the caller (what was loaded where, or why not)."""
+
+    code: ProgramResult
+    message: str = ''
+
+    @property
+    def succeeded(self):
+        """Whether the bitstream was loaded."""
+        return self.code is ProgramResult.SUCCESS
+
+
+def not_programmable(what, controlpath_id):
+    """The outcome a driver whose devices (``what``, e.g. ``'GPUs'``) hold no
+    FPGA gives when asked to program the device at ``controlpath_id``."""
+    return ProgramOutcome(
+        ProgramResult.INVALID_DEPLOYABLE,
+        '%s cannot be programmed (device %s)'
+        % (what, pci_address(controlpath_id.cpid_info)
+           if controlpath_id.cpid_type == 'PCI' else controlpath_id))
 
 
 class PrepareFailed(Exception):
@@ -271,5 +308,30 @@ class Driver(abc.ABC):
         """
 
     @abc.abstractmethod
-    def program(self, controlpath_id, bitstream_path):
-        """Load the bitstream file into the device; return a ProgramResult."""
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """Load the bitstream file into an FPGA region; return a
+        ProgramOutcome.
+
+        ``controlpath_id`` is the DriverControlpathId of the device, as
+        discovered; ``deployable_name`` the name of the deployable (region)
+        to program, as discovered, or None for the device's only
+        programmable one; ``bitstream_path`` a local file holding the
+        bitstream (the agent has fetched it already); ``bitstream``, when
+        the caller has it, the image's seed 002 metadata
+        (``cyborg.bitstream.Bitstream``), which a driver may use to tell
+        what the region offers once programmed (function, topology).
+
+        The call is synchronous and bounded in time: it returns once the
+        bitstream is loaded or the attempt is over (a driver running a tool
+        gives it a configured time limit). The next ``discover`` reports
+        the region as programmed.
+
+        Expected failures are outcomes, never exceptions:
+        ``INVALID_DEPLOYABLE`` when the device or region is unknown or
+        cannot be programmed, ``INVALID_BITSTREAM`` when the file is
+        missing or does not fit the region, ``FAILED`` for anything else
+        (the tool failed, timed out or is missing), each with a message
+        saying why. An exception is a bug; the caller treats it as
+        ``FAILED``.
+        """

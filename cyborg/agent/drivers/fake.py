@@ -3,21 +3,28 @@
 It touches no hardware. Without ``[agent] fake_inventory`` it describes one
 FPGA; with it, the fleet that YAML or JSON file describes (its format is in
 etc/cyborg/fake-inventory.yaml and doc/source/admin/drivers.rst). ``program``
-only records which bitstream was loaded where. ``prepare`` (at bind time)
-succeeds, fails or hangs as the card's ``prepare`` key in the file says, so
-that tests and benchmarks can produce BindFailed and agent time-outs.
+simulates loading a bitstream into a region as the region's ``program`` key
+says (``fake_fpga``): it takes that long, gives that outcome, and a
+successful one shows at the next discovery (the region's function and,
+with a topology, its PFs, VFs and attach handles). ``prepare`` (at bind
+time) succeeds, fails or hangs as the card's ``prepare`` key in the file
+says, so that tests and benchmarks can produce BindFailed and agent
+time-outs.
 """
 
 import json
 import logging
+import math
 import re
 import threading
-import uuid
+import time
 
 import yaml
 
+from cyborg import bitstream as bitstream_metadata
 from cyborg import conf
 from cyborg.agent.drivers import base
+from cyborg.agent.drivers import fake_fpga
 from cyborg.agent.drivers.gpu import nvidia
 
 LOG = logging.getLogger(__name__)
@@ -30,17 +37,14 @@ CONTROLPATH_ID = base.DriverControlpathId(
                'function': '0'})
 # The region is passed to VMs through its virtual function 1.
 ATTACH_INFO = {'domain': '0000', 'bus': '0c', 'device': '00', 'function': '1'}
-FAKE_TRAIT = 'CUSTOM_FAKE_DEVICE'
+FAKE_TRAIT = fake_fpga.FAKE_TRAIT
 ATTACH_TYPES = ('TEST_PCI', 'PCI')
-# Default region ids are name-based uuids in this namespace, so every
-# process computes the same ones.
-REGION_NAMESPACE = uuid.UUID('0b0a5c1e-3f4e-4c2a-9a55-6f1c2d7e8a90')
 # Card k of a host sits on PCI domain k // BUSES_PER_DOMAIN, bus 0x10 + the
 # rest; its physical functions are functions of device 00 and its virtual
 # functions fill devices 01 to 1f.
 BUSES_PER_DOMAIN = 0xf0
-MAX_PFS = 8
-MAX_VFS = 31 * 8
+MAX_PFS = fake_fpga.MAX_PFS
+MAX_VFS = fake_fpga.MAX_VFS
 # vGPU type ids become part of deployable names.
 _TYPE_ID = re.compile(r'^[A-Za-z0-9_.:-]+$')
 # What ``prepare`` does for the handles of a card.
@@ -62,40 +66,63 @@ class FakeDriver(base.Driver):
         self._inventory_path = inventory_path
         self._host = host
         self._lock = threading.Lock()
+        # Control path key -> the last bitstream programmed into the card.
         self._bitstreams = {}
-        self._known = {_key(CONTROLPATH_ID)}
+        # Control path key -> FakeCard, of the last discovery.
+        self._cards = {_key(CONTROLPATH_ID): _default_card()}
+        # Region name -> fake_fpga.Loaded, of successful programming.
+        self._loaded = {}
         # Control path key -> prepare mode, of the last discovery.
         self._prepare_modes = {}
         self._stop_hanging = threading.Event()
 
     def discover(self):
-        """Return the simulated devices.
+        """Return the simulated devices, programmed regions as loaded.
 
         :raises: base.DiscoveryFailed naming the bad key or the path when
             the file is missing, unreadable or malformed; the devices of
             the last discovery stay known until it is fixed
         """
         path = self._inventory_path or conf.CONF.agent.fake_inventory
-        modes = []
         if not path:
             devices = [_default_fpga()]
+            cards = {_key(CONTROLPATH_ID): _default_card()}
+            modes = {}
         else:
-            host = self._host or conf.CONF.host
-            try:
-                inventory = load_inventory(path, host)
-            except (OSError, ValueError, yaml.YAMLError) as error:
-                # ValueError covers InvalidInventory, JSON and text decoding.
-                raise base.DiscoveryFailed(
-                    'fake inventory %s is unusable: %s' % (path, error)
-                ) from error
+            inventory = self._load(path)
             devices = build_devices(inventory)
-            modes = prepare_modes(inventory)
+            cards = fpga_cards(inventory)
+            modes = {_key(device.controlpath_id): mode for device, mode in
+                     zip(devices, prepare_modes(inventory), strict=False)}
         with self._lock:
-            self._known = {_key(device.controlpath_id) for device in devices}
-            self._prepare_modes = {
-                _key(device.controlpath_id): mode
-                for device, mode in zip(devices, modes, strict=False)}
+            self._cards = cards
+            self._prepare_modes = modes
+            if self._loaded:
+                names = {name for card in cards.values()
+                         for name in card.settings}
+                self._loaded = {name: loaded for name, loaded
+                                in self._loaded.items() if name in names}
+            loaded = dict(self._loaded)
+        if loaded:
+            for device in devices:
+                card = cards.get(_key(device.controlpath_id))
+                if card is not None:
+                    fake_fpga.show_loaded(device, card, loaded)
         return devices
+
+    def _load(self, path):
+        """The inventory of the file at ``path`` for this host.
+
+        :raises: base.DiscoveryFailed
+        """
+        host = self._host or conf.CONF.host
+        try:
+            return load_inventory(path, host)
+        except (OSError, ValueError, yaml.YAMLError) as error:
+            # ValueError covers InvalidInventory, JSON and text decoding.
+            raise base.DiscoveryFailed(
+                'fake inventory %s is unusable: %s' % (path, error)
+            ) from error
 
     def prepare(self, device, deployable, attach_handle, request_group):
         """Succeed, fail or hang, as the card's ``prepare`` key says."""
@@ -118,19 +145,66 @@ class FakeDriver(base.Driver):
         """End every hanging prepare (they fail), now and from now on."""
         self._stop_hanging.set()
 
-    def program(self, controlpath_id, bitstream_path):
-        """Record ``bitstream_path`` as loaded; fail for an unknown device."""
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """Simulate loading ``bitstream_path`` into a region of a card of
+        the last discovery, as the region's ``program`` key says.
+
+        The file is not read. INVALID_DEPLOYABLE for a device that is not a
+        simulated FPGA or a name that is not one of its regions (or no name
+        when it has several), INVALID_BITSTREAM when the topology does not
+        fit the card; otherwise, after the region's ``seconds``, its
+        ``result``. A success shows at the next discovery; a failure leaves
+        the region as it was.
+        """
         key = _key(controlpath_id)
         with self._lock:
-            if key not in self._known:
-                return base.ProgramResult.FAILURE
-            self._bitstreams[key] = bitstream_path
-        return base.ProgramResult.SUCCESS
-
-    def loaded_bitstream(self, controlpath_id):
-        """The bitstream last programmed into ``controlpath_id``, or None."""
+            card = self._cards.get(key)
+            loaded = dict(self._loaded)
+        name, refused = fake_fpga.program_target(
+            card, _describe(controlpath_id), deployable_name)
+        if refused is not None:
+            return refused
+        settings = card.settings[name]
+        state = fake_fpga.Loaded.of(bitstream_path, bitstream, settings)
+        problem = fake_fpga.fit_problem(card, name, state, loaded)
+        if problem is not None:
+            return base.ProgramOutcome(base.ProgramResult.INVALID_BITSTREAM,
+                                       problem)
+        if settings.seconds:
+            time.sleep(settings.seconds)
+        if settings.result is not base.ProgramResult.SUCCESS:
+            return base.ProgramOutcome(
+                settings.result, 'simulated %s programming %s into %s'
+                % (settings.result.name, bitstream_path, name))
         with self._lock:
-            return self._bitstreams.get(_key(controlpath_id))
+            self._loaded[name] = state
+            self._bitstreams[key] = bitstream_path
+        return base.ProgramOutcome(
+            base.ProgramResult.SUCCESS, 'simulated loading of %s into %s '
+            'in %s seconds' % (bitstream_path, name, settings.seconds))
+
+    def loaded_bitstream(self, controlpath_id, deployable_name=None):
+        """The bitstream last programmed into ``controlpath_id`` (into its
+        region ``deployable_name``, when given), or None."""
+        key = _key(controlpath_id)
+        with self._lock:
+            if deployable_name is None:
+                return self._bitstreams.get(key)
+            card = self._cards.get(key)
+            loaded = self._loaded.get(deployable_name)
+        if card is None or loaded is None or \
+                deployable_name not in card.settings:
+            return None
+        return loaded.bitstream_path
+
+
+def _describe(controlpath_id):
+    """A control path id for a message: its PCI address when it has one."""
+    try:
+        return base.pci_address(controlpath_id.cpid_info)
+    except (AttributeError, KeyError, TypeError):
+        return repr(controlpath_id)
 
 
 def _key(controlpath_id):
@@ -143,7 +217,7 @@ def _default_fpga():
     and its one region."""
     address = base.pci_address(CONTROLPATH_ID.cpid_info)
     region = base.DriverDeployable(
-        name='fpga-%s-region0' % address,
+        name=fake_fpga.region_name(address, 0),
         num_accelerators=1,
         attributes={'rc': 'FPGA', 'trait1': FAKE_TRAIT},
         attach_handles=[base.DriverAttachHandle(
@@ -160,17 +234,30 @@ def _default_fpga():
         deployables=[base.root_deployable('fpga-%s' % address, [region])])
 
 
+def _default_card():
+    """The FakeCard of the FPGA simulated without an inventory file."""
+    address = base.pci_address(CONTROLPATH_ID.cpid_info)
+    return fake_fpga.FakeCard(
+        build=_default_fpga, attach_type='TEST_PCI',
+        settings={fake_fpga.region_name(address, 0):
+                  fake_fpga.DEFAULT_SETTINGS})
+
+
 # The file's format: for each mapping, its keys with (type, default). A
 # default of REQUIRED marks a key that must be given.
 REQUIRED = object()
 # A PCI id: a string such as "0x8086", or the number YAML makes of an
 # unquoted 0x8086.
 HEX = object()
+# A non-negative int or float.
+NUMBER = object()
+_PROGRAM_KEYS = {'seconds': (NUMBER, 0), 'result': (str, 'success'),
+                 'topology_after': (dict, None)}
 _VGPU_TYPE_KEYS = {'type': (str, REQUIRED), 'name': (str, REQUIRED),
                    'instances': (int, REQUIRED)}
 _REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
                 'num_accelerators': (int, None), 'pfs': (int, 1),
-                'vfs_per_pf': (int, 0)}
+                'vfs_per_pf': (int, 0), 'program': (dict, None)}
 _FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
               'vendor_name': (str, None), 'board': (str, 'fake_board'),
               'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
@@ -227,6 +314,10 @@ def validate_inventory(data):
 
 
 def _mapping(data, keys, where):
+    """The values of mapping ``data`` for ``keys`` (defaults filled in).
+
+    :raises: InvalidInventory naming an unknown, missing or bad key
+    """
     if not isinstance(data, dict):
         raise InvalidInventory('%s: expected a mapping, got %r'
                                % (where, type(data).__name__))
@@ -236,35 +327,46 @@ def _mapping(data, keys, where):
                                    % (where, key, ', '.join(sorted(keys))))
     values = {}
     for key, (kind, default) in keys.items():
-        if key not in data:
-            if default is REQUIRED:
-                raise InvalidInventory('%s.%s: missing' % (where, key))
+        if key in data:
+            values[key] = _value(kind, data[key], '%s.%s' % (where, key))
+        elif default is REQUIRED:
+            raise InvalidInventory('%s.%s: missing' % (where, key))
+        else:
             values[key] = default
-            continue
-        value = data[key]
-        if kind is int:
-            if isinstance(value, bool) or not isinstance(value, int) \
-                    or value < 0:
-                raise InvalidInventory(
-                    '%s.%s: expected a non-negative integer, got %r'
-                    % (where, key, value))
-        elif kind is HEX:
-            if isinstance(value, int) and not isinstance(value, bool):
-                value = '0x%04x' % value
-            elif not isinstance(value, str):
-                raise InvalidInventory('%s.%s: expected a hex id such as '
-                                       '0x8086, got %r' % (where, key, value))
-        elif kind is str:
-            if isinstance(value, bool) or not isinstance(
-                    value, (str, int, float)):
-                raise InvalidInventory('%s.%s: expected a string, got %r'
-                                       % (where, key, value))
-            value = str(value)
-        elif not isinstance(value, kind):
-            raise InvalidInventory('%s.%s: expected a %s, got %r'
-                                   % (where, key, kind.__name__, value))
-        values[key] = value
     return values
+
+
+def _value(kind, value, where):
+    """``value`` checked against ``kind`` (and converted for HEX and str).
+
+    :raises: InvalidInventory
+    """
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < 0:
+            raise InvalidInventory('%s: expected a non-negative integer, '
+                                   'got %r' % (where, value))
+    elif kind is NUMBER:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            raise InvalidInventory('%s: expected a non-negative number, '
+                                   'got %r' % (where, value))
+    elif kind is HEX:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = '0x%04x' % value
+        elif not isinstance(value, str):
+            raise InvalidInventory('%s: expected a hex id such as 0x8086, '
+                                   'got %r' % (where, value))
+    elif kind is str:
+        if isinstance(value, bool) or not isinstance(
+                value, (str, int, float)):
+            raise InvalidInventory('%s: expected a string, got %r'
+                                   % (where, value))
+        value = str(value)
+    elif not isinstance(value, kind):
+        raise InvalidInventory('%s: expected a %s, got %r'
+                               % (where, kind.__name__, value))
+    return value
 
 
 def _hex_id(value, where):
@@ -302,7 +404,7 @@ def _fpga(data, where):
     if fpga['regions'] is None:
         fpga['regions'] = [{}]
     fpga['regions'] = [
-        _mapping(region, _REGION_KEYS, '%s.regions[%d]' % (where, index))
+        _region(region, '%s.regions[%d]' % (where, index))
         for index, region in enumerate(fpga['regions'])]
     pfs = sum(region['pfs'] for region in fpga['regions'])
     vfs = sum(region['pfs'] * region['vfs_per_pf']
@@ -314,6 +416,44 @@ def _fpga(data, where):
         raise InvalidInventory('%s.regions: %d VFs, at most %d fit a card'
                                % (where, vfs, MAX_VFS))
     return fpga
+
+
+def _region(data, where):
+    region = _mapping(data, _REGION_KEYS, where)
+    region['program'] = _program_settings(region['program'],
+                                          where + '.program')
+    return region
+
+
+def _program_settings(data, where):
+    """The fake_fpga.Settings of a region's ``program`` key (None: the
+    defaults, an instant success)."""
+    if data is None:
+        return fake_fpga.DEFAULT_SETTINGS
+    values = _mapping(data, _PROGRAM_KEYS, where)
+    if values['seconds'] > fake_fpga.MAX_SECONDS:
+        raise InvalidInventory('%s.seconds: at most %d, got %r'
+                               % (where, fake_fpga.MAX_SECONDS,
+                                  values['seconds']))
+    result = fake_fpga.RESULTS.get(values['result'])
+    if result is None:
+        raise InvalidInventory('%s.result: expected one of %s, got %r'
+                               % (where, ', '.join(fake_fpga.RESULTS),
+                                  values['result']))
+    topology = None
+    if values['topology_after'] is not None:
+        try:
+            topology = bitstream_metadata.parse_topology(
+                values['topology_after'])
+        except bitstream_metadata.TopologyError as error:
+            raise InvalidInventory('%s.topology_after: %s' % (where, error))
+        if topology.pf_num > MAX_PFS or topology.vf_num > MAX_VFS:
+            raise InvalidInventory(
+                '%s.topology_after: %d PFs and %d VFs, at most %d and %d '
+                'fit a card' % (where, topology.pf_num, topology.vf_num,
+                                MAX_PFS, MAX_VFS))
+    return fake_fpga.Settings(seconds=values['seconds'], result=result,
+                              topology_after=topology)
 
 
 def _gpu(data, where):
@@ -338,7 +478,7 @@ def build_devices(inventory):
     slot = 0
     for fpga in inventory['fpgas']:
         for _ in range(fpga['count']):
-            devices.append(_fpga_device(fpga, _card_prefix(slot)))
+            devices.append(fake_fpga.fpga_device(fpga, _card_prefix(slot)))
             slot += 1
     for gpu in inventory['gpus']:
         for _ in range(gpu['count']):
@@ -354,69 +494,25 @@ def prepare_modes(inventory):
             for _ in range(entry['count'])]
 
 
+def fpga_cards(inventory):
+    """The FakeCard of each FPGA ``build_devices`` makes, by control path
+    key."""
+    cards = {}
+    slot = 0
+    for fpga in inventory['fpgas']:
+        for _ in range(fpga['count']):
+            prefix = _card_prefix(slot)
+            controlpath_id = base.pci_controlpath_id(
+                fake_fpga.pf_address(prefix, 0))
+            cards[_key(controlpath_id)] = fake_fpga.card(fpga, prefix)
+            slot += 1
+    return cards
+
+
 def _card_prefix(slot):
     """``domain:bus:`` of the card in position ``slot`` on its host."""
     domain, bus = divmod(slot, BUSES_PER_DOMAIN)
     return '%04x:%02x:' % (domain, 0x10 + bus)
-
-
-def _fpga_device(fpga, prefix):
-    """The card ``fpga`` at ``prefix``: a root, its regions, their PFs and
-    their VFs."""
-    address = prefix + '00.0'
-    vendor_trait = base.custom_trait(
-        'FPGA', fpga['vendor_name'] or base.vendor_name(fpga['vendor_id']))
-    regions = []
-    pf_number = 0
-    vf_number = 0
-    for index, region in enumerate(fpga['regions']):
-        name = 'fpga-%s-region%d' % (address, index)
-        region_id = region['id'] or uuid.uuid5(
-            REGION_NAMESPACE, '%s/%s/%d' % (fpga['vendor'], fpga['board'],
-                                            index)).hex
-        traits = [FAKE_TRAIT, vendor_trait,
-                  base.custom_trait('FPGA', 'REGION', region_id)]
-        attributes = {'rc': 'FPGA', 'region_id': region_id}
-        if region['function_id']:
-            traits.append(base.custom_trait('FPGA', 'FUNCTION', 'ID',
-                                            region['function_id']))
-            attributes['function_id'] = region['function_id']
-        attributes.update(base.trait_attributes(traits))
-        handles = []
-        functions = []
-        for _ in range(region['pfs']):
-            pf_address = '%s00.%d' % (prefix, pf_number)
-            pf_number += 1
-            vf_addresses = []
-            for _ in range(region['vfs_per_pf']):
-                device, function = divmod(vf_number, 8)
-                vf_addresses.append('%s%02x.%d' % (prefix, device + 1,
-                                                   function))
-                vf_number += 1
-            pf_name = '%s-pf%d' % (name, len(functions))
-            functions.append(base.DriverDeployable(
-                name=pf_name, num_accelerators=0,
-                attributes={'pci_address': pf_address,
-                            'num_vfs': str(len(vf_addresses))},
-                children=base.vf_deployables(pf_name, vf_addresses)))
-            for handle_address in vf_addresses or [pf_address]:
-                handles.append(base.DriverAttachHandle(
-                    attach_type=fpga['attach_type'],
-                    attach_info=base.pci_address_info(handle_address)))
-        num_accelerators = region['num_accelerators']
-        if num_accelerators is None:
-            num_accelerators = len(handles)
-        regions.append(base.DriverDeployable(
-            name=name, num_accelerators=num_accelerators,
-            attributes=attributes, attach_handles=handles,
-            children=functions))
-    return base.DriverDevice(
-        type='FPGA', vendor=fpga['vendor'], model=fpga['model'],
-        controlpath_id=base.pci_controlpath_id(address),
-        std_board_info={'device_id': fpga['product_id'],
-                        'class': 'Processing accelerators'},
-        vendor_board_info={'board': fpga['board']},
-        deployables=[base.root_deployable('fpga-%s' % address, regions)])
 
 
 def _gpu_device(gpu, prefix):

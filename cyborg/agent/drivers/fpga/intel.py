@@ -8,6 +8,9 @@ FPGA Management Engine a PR region deployable below it; VMs get the region
 through the card's virtual functions (virtfn*), one per port when the card
 has several ports, all of them when it has one. Those VFs are the region's
 attach handles and, as deployables, its children.
+
+A card is programmed with OPAE's ``fpgaconf`` on its physical function
+(``[intel_fpga_driver] fpgaconf_path`` and ``program_timeout``).
 """
 
 import logging
@@ -16,6 +19,7 @@ import re
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.agent.drivers.fpga import command
 from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
@@ -52,9 +56,17 @@ class IntelFPGADriver(base.Driver):
     """Intel FPGA cards of this host: the card's root deployable with a
     region deployable per FME port below it."""
 
-    def __init__(self, sysfs_root=None):
-        root = sysfs_root or conf.CONF.intel_fpga_driver.sysfs_root
-        self._sysfs = sysfs_reader.Sysfs(root)
+    def __init__(self, sysfs_root=None, fpgaconf_path=None,
+                 program_timeout=None):
+        """Read ``sysfs_root`` and program with the ``fpgaconf_path``
+        executable, given ``program_timeout`` seconds (defaults: the
+        [intel_fpga_driver] options)."""
+        options = conf.CONF.intel_fpga_driver
+        self._sysfs = sysfs_reader.Sysfs(sysfs_root or options.sysfs_root)
+        self._fpgaconf = command.Tool(
+            path=fpgaconf_path or options.fpgaconf_path,
+            timeout=program_timeout or options.program_timeout,
+            option='[intel_fpga_driver] fpgaconf_path')
 
     def discover(self):
         """Return the Intel FPGA cards; a card that cannot be read is
@@ -74,9 +86,23 @@ class IntelFPGADriver(base.Driver):
                 devices.append(device)
         return devices
 
-    def program(self, controlpath_id, bitstream_path):
-        """Partial reconfiguration through OPAE is not supported yet."""
-        return base.ProgramResult.FAILURE
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """Load a green bitstream (.gbs) with OPAE's fpgaconf.
+
+        fpgaconf is given the card's physical function (the control path):
+        ``--bus``, ``--device`` and ``--function`` in hex, ``--segment``
+        too when the PCI domain is not 0000 (older fpgaconf has no
+        ``--segment``); it picks the port whose PR interface the bitstream
+        was built for. The metadata are not needed.
+        """
+        address, refused = command.pci_target(controlpath_id,
+                                              deployable_name)
+        if refused is not None:
+            return refused
+        return command.run_tool(
+            self._fpgaconf, fpgaconf_arguments(address, bitstream_path),
+            bitstream_path, deployable_name or 'fpga-' + address)
 
     def _card_addresses(self):
         """PCI addresses of FPGA functions, physical or virtual, sorted."""
@@ -192,6 +218,19 @@ class IntelFPGADriver(base.Driver):
             if text is not None:
                 return _hex_id(self._sysfs, parts, text)
         return None
+
+
+def fpgaconf_arguments(address, bitstream_path):
+    """fpgaconf's arguments loading ``bitstream_path`` into the card whose
+    physical function is at ``address``."""
+    info = base.pci_address_info(address)
+    arguments = []
+    if int(info['domain'], 16):
+        arguments += ['--segment', '0x' + info['domain']]
+    arguments += ['--bus', '0x' + info['bus'], '--device',
+                  '0x' + info['device'], '--function', '0x' + info['function'],
+                  bitstream_path]
+    return arguments
 
 
 def _hex_id(sysfs, parts, text):

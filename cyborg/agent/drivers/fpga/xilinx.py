@@ -6,6 +6,9 @@ and the user function (passed to VMs). Each card is one device with one
 deployable whose attach handle is the user function. Where sysfs has no PCI
 devices directory (some containers), ``lspci -nnmm -D`` is read instead; if
 it fails, the cards are unknown and the discovery fails.
+
+A card is programmed with XRT's ``xbmgmt program --user`` on its management
+function (``[xilinx_fpga_driver] xbmgmt_path`` and ``program_timeout``).
 """
 
 import logging
@@ -16,6 +19,7 @@ import subprocess
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
+from cyborg.agent.drivers.fpga import command
 from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
@@ -92,9 +96,18 @@ def card_device(management, user):
 class XilinxFPGADriver(base.Driver):
     """Xilinx cards of this host, one deployable each."""
 
-    def __init__(self, sysfs_root=None):
-        root = sysfs_root or conf.CONF.xilinx_fpga_driver.sysfs_root
-        self._sysfs = sysfs_reader.Sysfs(root)
+    def __init__(self, sysfs_root=None, xbmgmt_path=None,
+                 program_timeout=None):
+        """Read ``sysfs_root`` and program with the ``xbmgmt_path``
+        executable, given ``program_timeout`` seconds (defaults: the
+        [xilinx_fpga_driver] options)."""
+        options = conf.CONF.xilinx_fpga_driver
+        self._sysfs = sysfs_reader.Sysfs(sysfs_root or options.sysfs_root)
+        self._lspci = options.lspci_command
+        self._xbmgmt = command.Tool(
+            path=xbmgmt_path or options.xbmgmt_path,
+            timeout=program_timeout or options.program_timeout,
+            option='[xilinx_fpga_driver] xbmgmt_path')
 
     def discover(self):
         """Return one device per Xilinx card; a card with an unreadable
@@ -151,22 +164,36 @@ class XilinxFPGADriver(base.Driver):
         :raises: base.DiscoveryFailed when lspci cannot be run or fails:
             then this host's cards are unknown, not absent
         """
-        command = [conf.CONF.xilinx_fpga_driver.lspci_command, '-nnmm', '-D']
+        lspci = [self._lspci, '-nnmm', '-D']
         try:
-            result = subprocess.run(command, capture_output=True, text=True,
+            result = subprocess.run(lspci, capture_output=True, text=True,
                                     timeout=LSPCI_TIMEOUT, check=False)
         except (OSError, subprocess.SubprocessError) as error:
             raise base.DiscoveryFailed(
                 'no PCI devices in sysfs and %s failed: %s'
-                % (' '.join(command), error)) from error
+                % (' '.join(lspci), error)) from error
         if result.returncode != 0:
             raise base.DiscoveryFailed(
                 'no PCI devices in sysfs and %s exited with %d: %s'
-                % (' '.join(command), result.returncode,
+                % (' '.join(lspci), result.returncode,
                    result.stderr.strip()[:200]))
         return [function for function in parse_lspci(result.stdout)
                 if function.vendor_id == VENDOR_ID]
 
-    def program(self, controlpath_id, bitstream_path):
-        """Programming through the Xilinx tools is not supported yet."""
-        return base.ProgramResult.FAILURE
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """Load a user image (.xclbin) with ``xbmgmt program --device
+        <management function> --user <file>``.
+
+        The control path is the card's management function. Flashing a
+        base (shell) image needs a cold reboot, so it is not done here. The
+        metadata are not needed.
+        """
+        address, refused = command.pci_target(controlpath_id,
+                                              deployable_name)
+        if refused is not None:
+            return refused
+        return command.run_tool(
+            self._xbmgmt,
+            ['program', '--device', address, '--user', bitstream_path],
+            bitstream_path, deployable_name or 'fpga-' + address)

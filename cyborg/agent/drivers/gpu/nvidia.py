@@ -160,6 +160,7 @@ class NvidiaGPUDriver(base.Driver):
                 available + created, device_api=device_api))
         return deployables
 
-    def program(self, controlpath_id, bitstream_path):
-        """GPUs are not programmable."""
-        return base.ProgramResult.FAILURE
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """GPUs are not programmable: INVALID_DEPLOYABLE."""
+        return base.not_programmable('GPUs', controlpath_id)

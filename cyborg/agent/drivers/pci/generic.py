@@ -135,6 +135,7 @@ class GenericPCIDriver(base.Driver):
                 devices.append(pci_device(function, spec['device_type']))
         return devices
 
-    def program(self, controlpath_id, bitstream_path):
-        """Plain PCI functions are not programmable."""
-        return base.ProgramResult.FAILURE
+    def program(self, controlpath_id, bitstream_path, *,
+                deployable_name=None, bitstream=None):
+        """Plain PCI functions are not programmable: INVALID_DEPLOYABLE."""
+        return base.not_programmable('Plain PCI functions', controlpath_id)

@@ -66,7 +66,7 @@ class TestFakeDriverProgramming(base.TestCase):
 
         result = driver.program(controlpath_id, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.SUCCESS, result)
+        self.assertIs(driver_base.ProgramResult.SUCCESS, result.code)
         self.assertEqual('/tmp/bitstream.bin',
                          driver.loaded_bitstream(controlpath_id))
 
@@ -78,7 +78,7 @@ class TestFakeDriverProgramming(base.TestCase):
 
         result = driver.program(other, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.FAILURE, result)
+        self.assertIs(driver_base.ProgramResult.INVALID_DEPLOYABLE, result.code)
         self.assertIsNone(driver.loaded_bitstream(other))
 
 

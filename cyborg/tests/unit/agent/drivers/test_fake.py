@@ -9,6 +9,7 @@ import yaml
 
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
+from cyborg.agent.drivers import fake_fpga
 from cyborg.tests import base
 from cyborg.tests.unit.agent.drivers.driver_test import pci
 from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
@@ -234,7 +235,7 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertEqual(first, driver.discover())
         # The default region id is a name-based uuid of vendor, board and
         # position, the same on every card of the board and in every process.
-        region_id = uuid.uuid5(fake.REGION_NAMESPACE,
+        region_id = uuid.uuid5(fake_fpga.REGION_NAMESPACE,
                                '0xABCD/fake_board/0').hex
         self.assertEqual(
             ['CUSTOM_FPGA_REGION_' + region_id.upper()] * 3,
@@ -393,7 +394,7 @@ class TestMalformedInventory(FakeDriverTestCase):
 
         # Still known: it can be programmed as before.
         self.assertIs(driver_base.ProgramResult.SUCCESS,
-                      driver.program(second, '/tmp/bitstream.bin'))
+                      driver.program(second, '/tmp/bitstream.bin').code)
         self.inventory_file({'fpgas': [{'count': 2}]})
         self.assertEqual(devices, driver.discover())
 
@@ -413,8 +414,10 @@ class TestProgramming(FakeDriverTestCase):
             {'fpgas': [{'count': 2}]}), host='compute-1')
         second = driver.discover()[1].controlpath_id
 
-        self.assertIs(driver_base.ProgramResult.SUCCESS,
-                      driver.program(second, '/tmp/bitstream.bin'))
+        outcome = driver.program(second, '/tmp/bitstream.bin')
+
+        self.assertIs(driver_base.ProgramResult.SUCCESS, outcome.code)
+        self.assertTrue(outcome.succeeded)
         self.assertEqual('/tmp/bitstream.bin',
                          driver.loaded_bitstream(second))
 
@@ -425,5 +428,10 @@ class TestProgramming(FakeDriverTestCase):
         self.inventory_file({'fpgas': [{'count': 1}]})
         driver.discover()
 
-        self.assertIs(driver_base.ProgramResult.FAILURE,
-                      driver.program(second, '/tmp/bitstream.bin'))
+        outcome = driver.program(second, '/tmp/bitstream.bin')
+
+        self.assertIs(driver_base.ProgramResult.INVALID_DEPLOYABLE,
+                      outcome.code)
+        self.assertIn('no simulated FPGA has control path 0000:11:00.0',
+                      outcome.message)
+        self.assertIsNone(driver.loaded_bitstream(second))

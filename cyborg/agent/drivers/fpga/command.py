@@ -1,0 +1,123 @@
+"""Running a vendor's programming tool, bounded in time, as a ProgramOutcome.
+
+The Intel and Xilinx drivers program a card by running their vendor's tool
+(OPAE's ``fpgaconf``, XRT's ``xbmgmt``) on the card's PCI function. Both go
+through ``run_tool``: the command is an argument list (never a shell), it
+gets a time limit, and whatever happens (exit status, time-out, missing or
+unusable executable) becomes a ``base.ProgramOutcome`` with seed 001's code
+and a message naming the tool and, on failure, the end of what it printed.
+``pci_target`` checks the device and region named by the caller first.
+"""
+
+import dataclasses
+import logging
+import os
+import subprocess
+
+from cyborg.agent.drivers import base
+
+LOG = logging.getLogger(__name__)
+
+# How much of the tool's output a failure message keeps (its end).
+OUTPUT_TAIL = 500
+
+
+@dataclasses.dataclass(frozen=True)
+class Tool:
+    """A programming tool: its executable, its time limit in seconds and
+    the option naming the executable (for messages)."""
+
+    path: str
+    timeout: float
+    option: str
+
+
+def _outcome(code, message):
+    """A ProgramOutcome, logged (a failure at WARNING)."""
+    if code is base.ProgramResult.SUCCESS:
+        LOG.info('%s', message)
+    else:
+        LOG.warning('Programming failed (%s): %s', code.name, message)
+    return base.ProgramOutcome(code, message)
+
+
+def pci_target(controlpath_id, deployable_name):
+    """The PCI address of the device to program, or the outcome refusing it.
+
+    The control path must be a PCI address; ``deployable_name``, when
+    given, must be one of that card's deployables (``fpga-<address>`` or a
+    name below it, as the drivers name them).
+
+    :returns: (address, None) or (None, an INVALID_DEPLOYABLE outcome)
+    """
+    info = getattr(controlpath_id, 'cpid_info', None) or {}
+    try:
+        address = base.pci_address(info)
+    except (KeyError, TypeError):
+        address = None
+    if getattr(controlpath_id, 'cpid_type', None) != 'PCI' or \
+            not base.is_pci_address(address):
+        return None, _outcome(base.ProgramResult.INVALID_DEPLOYABLE,
+                              'control path %r is not a PCI function'
+                              % (controlpath_id,))
+    card = 'fpga-' + address
+    if deployable_name is not None and deployable_name != card and \
+            not deployable_name.startswith(card + '-'):
+        return None, _outcome(base.ProgramResult.INVALID_DEPLOYABLE,
+                              'deployable %s is not on the card at %s'
+                              % (deployable_name, address))
+    return address, None
+
+
+def _tail(output):
+    """The end of a tool's output (bytes) as one line of text."""
+    text = (output or b'').decode('utf-8', errors='replace').strip()
+    text = ' '.join(text.split())
+    if len(text) > OUTPUT_TAIL:
+        text = '...' + text[-OUTPUT_TAIL:]
+    return text
+
+
+def run_tool(tool, arguments, bitstream_path, target):
+    """Run ``tool`` with ``arguments`` to load ``bitstream_path`` into
+    ``target`` (what to call the device in messages); the outcome.
+
+    The bitstream file must exist (else INVALID_BITSTREAM, nothing run).
+    Exit status 0 is SUCCESS; a non-zero status FAILED with the end of the
+    tool's error output (or its output when that is empty); a tool still
+    running after ``tool.timeout`` seconds is killed and FAILED; an
+    executable that is missing or cannot be run FAILED, naming the option.
+    """
+    if not os.path.isfile(bitstream_path):
+        return _outcome(base.ProgramResult.INVALID_BITSTREAM,
+                        'bitstream file %s does not exist' % bitstream_path)
+    command = [tool.path] + list(arguments)
+    name = os.path.basename(tool.path)
+    LOG.info('Programming %s: %s', target, ' '.join(command))
+    try:
+        completed = subprocess.run(
+            command, capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=tool.timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return _outcome(base.ProgramResult.FAILED,
+                        '%s did not finish programming %s within %s seconds '
+                        'and was killed; the region may need programming '
+                        'again' % (name, target, tool.timeout))
+    except FileNotFoundError:
+        return _outcome(base.ProgramResult.FAILED,
+                        'programming tool %s not found (set %s)'
+                        % (tool.path, tool.option))
+    except OSError as error:
+        return _outcome(base.ProgramResult.FAILED,
+                        'programming tool %s cannot be run (%s): %s'
+                        % (tool.path, tool.option, error))
+    if completed.returncode != 0:
+        output = _tail(completed.stderr) or _tail(completed.stdout)
+        how = ('exited with %d' % completed.returncode
+               if completed.returncode > 0
+               else 'was killed by signal %d' % -completed.returncode)
+        return _outcome(base.ProgramResult.FAILED,
+                        '%s %s programming %s: %s'
+                        % (name, how, target, output or '(no output)'))
+    return _outcome(base.ProgramResult.SUCCESS,
+                    '%s loaded %s into %s' % (name, bitstream_path, target))
