@@ -121,7 +121,7 @@ class AllInOne:
         with open(config_path, 'w') as config_file:
             config_file.write(
                 '[DEFAULT]\nhost = %s\n[api]\nport = %d\n'
-                '[aio]\nstate_dir = %s\nplacement_port = %d\n'
+                '[aio]\nstate_dir = %s\nplacement_port = %d\nembedded_glance = false\n'
                 '[agent]\nfake_inventory = %s\n' % (
                     self.host, self.port,
                     os.path.join(self.directory, 'state'), free_port(),

@@ -109,3 +109,26 @@ class ResourceProviderNotFound(NotFound):
 
 class ResourceProviderConflict(Conflict):
     msg_fmt = ('Resource provider %(name)s could not be created: %(detail)s')
+
+
+# Glance: raised by cyborg.clients.glance, kept here so they keep their
+# class across RPC.
+class GlanceError(CyborgException):
+    msg_fmt = 'Glance answered %(status)s to %(action)s: %(detail)s'
+
+
+class GlanceUnavailable(ServiceUnavailable):
+    msg_fmt = 'Glance cannot be reached: %(reason)s'
+
+
+class ImageNotFound(NotFound):
+    msg_fmt = 'Image %(image_id)s not found in Glance.'
+
+
+class ImageTooLarge(Invalid):
+    msg_fmt = ('Image %(image_id)s has %(size)s bytes, more than the '
+               '%(max_bytes)d allowed.')
+
+
+class ImageDataInvalid(CyborgException):
+    msg_fmt = 'The data of image %(image_id)s cannot be used: %(reason)s'

@@ -3,8 +3,9 @@
 The [aio] group is declared in ``cyborg.conf.aio``. The defaults make
 ``cyborg-aio`` run with no config file at all: SQLite in a state
 directory, the in-process ``fake://`` transport, no Keystone, the fake
-driver simulating the small fleet of ``fleet.yaml`` (next to this module)
-and the embedded Placement. They are defaults (``set_default``), so any
+driver simulating the small fleet of ``fleet.yaml`` (next to this module),
+the embedded Placement and the embedded Glance (reached without a token:
+``[glance] auth_type = none``). They are defaults (``set_default``), so any
 value from a config file wins.
 """
 
@@ -17,6 +18,8 @@ from cyborg.clients import placement as placement_client
 from cyborg.conf import aio as aio_opts
 
 STATE_DIR_ENVIRONMENT = aio_opts.STATE_DIR_ENVIRONMENT
+# The embedded Glance logs its start-up and each upload at INFO.
+QUIET_LOGGERS = ['glance=WARN', 'glance_store=WARN']
 # The simulated devices of the all-in-one: two FPGAs and a GPU.
 FLEET_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'fleet.yaml')
@@ -70,3 +73,9 @@ def set_defaults(conf, environ=None, cwd=None):
                      'http://$aio.placement_host:$aio.placement_port',
                      group='placement')
     conf.set_default('token', 'admin', group='placement')
+    conf.set_default('auth_type', 'none', group='glance')
+    conf.set_default('endpoint_override',
+                     'http://$aio.glance_host:$aio.glance_port',
+                     group='glance')
+    conf.set_default('default_log_levels',
+                     log.get_default_log_levels() + QUIET_LOGGERS)

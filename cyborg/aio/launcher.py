@@ -1,5 +1,5 @@
-"""The all-in-one assembled: database, Placement, conductor, agent and API
-in one process, started in dependency order and stopped in reverse.
+"""The all-in-one assembled: database, Placement, Glance, conductor, agent
+and API in one process, started in dependency order and stopped in reverse.
 
 Conductor and agent register their managers for local dispatch, so calls
 between the parts of this process run directly instead of through the
@@ -11,6 +11,7 @@ import os
 
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.aio import glance as aio_glance
 from cyborg.aio import placement as aio_placement
 from cyborg.api import app as api_app
 from cyborg.api import server as api_server
@@ -27,12 +28,14 @@ LOG = logging.getLogger(__name__)
 
 
 class AllInOne:
-    """Every cyborg service of one host, and optionally Placement, in-process."""
+    """Every cyborg service of one host, and optionally Placement and
+    Glance, in-process."""
 
     def __init__(self, conf):
         self.conf = conf
         self.api_url = None
         self.placement_url = None
+        self.glance_url = None
         self.compute_node_uuid = None
         self._stops = []
 
@@ -41,6 +44,7 @@ class AllInOne:
         try:
             self._start_database()
             self._start_placement()
+            self._start_glance()
             # Before any service: once the API answers, the tree is ready.
             self._ensure_compute_node()
             rpc.init(self.conf)
@@ -85,6 +89,16 @@ class AllInOne:
             port=self.conf.aio.placement_port)
         self.placement_url = placement.start()
         self._stops.append(placement.stop)
+
+    def _start_glance(self):
+        if not self.conf.aio.embedded_glance:
+            self.glance_url = self.conf.glance.endpoint_override
+            return
+        glance = aio_glance.EmbeddedGlance(
+            self.conf.aio.state_dir, host=self.conf.aio.glance_host,
+            port=self.conf.aio.glance_port)
+        self.glance_url = glance.start()
+        self._stops.append(glance.stop)
 
     def _start_rpc_service(self, manager, topic):
         host = self.conf.host

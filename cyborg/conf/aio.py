@@ -17,8 +17,9 @@ opts = [
     cfg.StrOpt(
         'state_dir',
         sample_default='$CYBORG_AIO_STATE_DIR or <current directory>/.aio',
-        help='Directory of the all-in-one\'s SQLite databases (cyborg and '
-             'Placement). Defaults to $%s, else .aio in the current '
+        help='Directory of the all-in-one\'s SQLite databases (cyborg, '
+             'Placement and Glance) and of the embedded Glance\'s images '
+             '(glance/images). Defaults to $%s, else .aio in the current '
              'directory.' % STATE_DIR_ENVIRONMENT),
     cfg.BoolOpt(
         'embedded_placement', default=True,
@@ -30,6 +31,17 @@ opts = [
     cfg.PortOpt(
         'placement_port', default=8778,
         help='Port the embedded Placement listens on.'),
+    cfg.BoolOpt(
+        'embedded_glance', default=True,
+        help='Run Glance (the image service keeping FPGA bitstreams) inside '
+             'the all-in-one, without Keystone. When False, the [glance] '
+             'options name an existing Glance.'),
+    cfg.HostAddressOpt(
+        'glance_host', default='127.0.0.1',
+        help='Address the embedded Glance listens on.'),
+    cfg.PortOpt(
+        'glance_port', default=9292,
+        help='Port the embedded Glance listens on.'),
 ]
 
 

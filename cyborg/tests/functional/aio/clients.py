@@ -142,7 +142,8 @@ class ClientsTestCase(base.TestCase):
             'DEFAULT': {'host': cls.host},
             'api': {'port': cls.api_port, 'max_limit': MAX_LIMIT},
             'aio': {'state_dir': cls.state_dir,
-                    'placement_port': processes.free_port()},
+                    'placement_port': processes.free_port(),
+                    'glance_port': processes.free_port()},
             'agent': {'fake_inventory': fleet_path},
         })
         try:

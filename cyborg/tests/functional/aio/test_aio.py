@@ -1,5 +1,5 @@
-"""cyborg-aio as a real process: it comes up with Placement, conductor, agent
-and API, and a SIGINT stops all of it cleanly.
+"""cyborg-aio as a real process: it comes up with Placement, Glance,
+conductor, agent and API, and a SIGINT stops all of it cleanly.
 """
 
 import os
@@ -61,14 +61,16 @@ class TestAllInOne(base.TestCase):
         self.state_dir = os.path.join(self.directory, 'state')
         self.api_port = free_port()
         self.placement_port = free_port()
+        self.glance_port = free_port()
         self.host = 'aio-%s' % uuid.uuid4().hex[:8]
         self.config_path = os.path.join(self.directory, 'aio.conf')
         with open(self.config_path, 'w') as config_file:
             config_file.write(
                 '[DEFAULT]\nhost = %s\n'
                 '[api]\nport = %d\n'
-                '[aio]\nplacement_port = %d\n'
-                % (self.host, self.api_port, self.placement_port))
+                '[aio]\nplacement_port = %d\nglance_port = %d\n'
+                % (self.host, self.api_port, self.placement_port,
+                   self.glance_port))
         self.log_path = os.path.join(self.directory, 'aio.log')
         self.process = None
         # Added as a detail before the temporary directory goes away, so a
@@ -252,6 +254,9 @@ class TestAllInOne(base.TestCase):
 
         self.assertEqual(1, exit_code)
         self.assertIn('The all-in-one failed to start', self._log())
-        # What had started before the API, Placement included, was stopped.
+        # What had started before the API, Placement and Glance included,
+        # was stopped.
         self.assertIn('placement on 127.0.0.1:%d stopped' % self.placement_port,
+                      self._log())
+        self.assertIn('glance on 127.0.0.1:%d stopped' % self.glance_port,
                       self._log())

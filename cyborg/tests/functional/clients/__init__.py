@@ -1,0 +1,1 @@
+"""Tests: functional/clients (cyborg's clients against the real services)."""
