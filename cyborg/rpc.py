@@ -21,8 +21,10 @@ from cyborg.objects import base as objects_base
 
 LOG = logging.getLogger(__name__)
 
-# Exceptions from these modules re-raise on the caller's side with their class.
-ALLOWED_EXMODS = ['cyborg.exception']
+# Exceptions from these modules re-raise on the caller's side with their class:
+# the domain exceptions, a bitstream's (seed 002) and programming's own.
+ALLOWED_EXMODS = ['cyborg.exception', 'cyborg.bitstream',
+                  'cyborg.conductor.programming']
 
 # Endpoints must opt in with @oslo_messaging.expose, on the wire and locally.
 ACCESS_POLICY = dispatcher.ExplicitRPCAccessPolicy

@@ -18,8 +18,10 @@ from stevedore import named
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.agent import programming
 from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers_base
+from cyborg.clients import glance as glance_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ class AgentManager:
     rather than trusting what it saw before.
     """
 
-    target = oslo_messaging.Target(version='1.1')
+    target = oslo_messaging.Target(version='1.2')
 
     def __init__(self, host=None, driver_names=None):
         """Load the drivers (default: [agent] enabled_drivers).
@@ -107,8 +109,12 @@ class AgentManager:
         self.drivers = load_drivers(driver_names)
         self.conductor = conductor_rpcapi.ConductorAPI()
         self.deployables = DeployableCache()
+        # Downloads bitstreams with the agent's own [glance] credentials.
+        self.glance = glance_client.GlanceClient(conf.CONF)
         self._report_thread = None
         self._report_stop = None
+        # Set to send the next inventory report now (after programming).
+        self._report_wake = None
 
     @oslo_messaging.expose
     def ping(self, context):
@@ -148,6 +154,25 @@ class AgentManager:
                  len(answer) - len(failed),
                  '; failed: %s' % ', '.join(failed) if failed else '')
         return answer
+
+    @oslo_messaging.expose
+    def program(self, context, driver_name, deployable_name, image_id):
+        """Download a Glance bitstream and have a driver program it.
+
+        See ``AgentAPI.program``; ``cyborg.agent.programming`` does it.
+        """
+        request = programming.ProgramRequest(driver_name, deployable_name,
+                                             image_id)
+        result = programming.program(
+            request, self.drivers, self.deployables, self.glance,
+            conf.CONF.agent.max_bitstream_bytes)
+        if result['code'] == drivers_base.ProgramResult.SUCCESS:
+            self.report_soon()
+        LOG.info('Programming %s (driver %s) with image %s: %s %s',
+                 deployable_name, driver_name, image_id,
+                 drivers_base.ProgramResult(result['code']).name,
+                 result['message'])
+        return result
 
     def _find_attach_handle(self, arq, rediscovered):
         """(device, deployable, handle, driver) of an ARQ, from the inventory.
@@ -254,8 +279,10 @@ class AgentManager:
             return
         # An event per thread: a late thread never sees a new start's event.
         self._report_stop = threading.Event()
+        self._report_wake = threading.Event()
         self._report_thread = threading.Thread(
-            target=self._report_periodically, args=(self._report_stop,),
+            target=self._report_periodically,
+            args=(self._report_stop, self._report_wake),
             name='inventory-report', daemon=True)
         self._report_thread.start()
 
@@ -265,13 +292,25 @@ class AgentManager:
         if thread is None:
             return
         self._report_stop.set()
+        self._report_wake.set()
         thread.join(REPORT_STOP_TIMEOUT)
         if thread.is_alive():
             LOG.warning('An inventory report of %s is still waiting for the '
                         'conductor; stopping without it', self.host)
         self._report_thread = None
 
-    def _report_periodically(self, stop):
+    def report_soon(self):
+        """Send the next inventory report now rather than at its interval.
+
+        After programming: the report brings the region's new function and
+        functions to the database and Placement. Nothing when the periodic
+        reports are not running.
+        """
+        wake = self._report_wake
+        if wake is not None:
+            wake.set()
+
+    def _report_periodically(self, stop, wake):
         while not stop.is_set():
             started = time.monotonic()
             try:
@@ -283,7 +322,8 @@ class AgentManager:
             # Read at every round, so a reloaded configuration applies.
             interval = conf.CONF.agent.report_interval
             elapsed = time.monotonic() - started
-            stop.wait(max(0, interval - elapsed))
+            wake.wait(max(0, interval - elapsed))
+            wake.clear()
 
     def heartbeat(self, context):
         """Send this agent's heartbeat to the conductor (not an RPC endpoint)."""

@@ -12,9 +12,10 @@ class AgentAPI:
 
     1.0 - initial version: ping
     1.1 - prepare_arqs
+    1.2 - program
     """
 
-    RPC_API_VERSION = '1.1'
+    RPC_API_VERSION = '1.2'
 
     def __init__(self):
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
@@ -44,3 +45,22 @@ class AgentAPI:
                                             timeout=timeout)
         return call_context.call(context, 'prepare_arqs', arqs=arqs,
                                  timeout=timeout)
+
+    def program(self, context, host, driver_name, deployable_name, image_id,
+                timeout=None):
+        """Ask the agent of ``host`` to program Glance image ``image_id``.
+
+        The agent downloads the image with its own [glance] credentials
+        (hash verified, at most [agent] max_bitstream_bytes) and has the
+        driver ``driver_name`` program it into the deployable (region) it
+        reported as ``deployable_name``. Returns ``{'code': int, 'message':
+        str}``, the code a ``ProgramResult`` (seed 001).
+
+        :raises: oslo_messaging.MessagingTimeout when the agent does not
+            answer within ``timeout`` seconds
+        """
+        call_context = self._client.prepare(server=host, version='1.2',
+                                            timeout=timeout)
+        return call_context.call(context, 'program', driver_name=driver_name,
+                                 deployable_name=deployable_name,
+                                 image_id=image_id)

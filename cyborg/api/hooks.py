@@ -107,8 +107,11 @@ class ConductorHook(hooks.PecanHook):
 
     priority = 30
 
-    def __init__(self):
+    def __init__(self, program_timeout=None):
+        """``program_timeout``: [conductor] program_timeout, how long a
+        program call may take (the client waits a little longer)."""
         super().__init__()
+        self._program_timeout = program_timeout
         self._conductor = None
         self._lock = threading.Lock()
 
@@ -121,7 +124,8 @@ class ConductorHook(hooks.PecanHook):
                 # Imported on first use: the API package must import, and
                 # serve its version documents, without the conductor.
                 from cyborg.conductor import rpcapi
-                self._conductor = rpcapi.ConductorAPI()
+                self._conductor = rpcapi.ConductorAPI(
+                    program_timeout=self._program_timeout)
             return self._conductor
 
 
@@ -235,5 +239,6 @@ def all_hooks(conf):
     """
     return [ContextHook(conf.keystone_authtoken.service_token_roles),
             SettingsHook(conf.api.public_endpoint, conf.api.max_limit),
-            MicroversionHook(), ConductorHook(), ErrorHook()]
+            MicroversionHook(),
+            ConductorHook(conf.conductor.program_timeout), ErrorHook()]
 

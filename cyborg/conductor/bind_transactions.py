@@ -25,6 +25,7 @@ from cyborg.clients import nova as nova_client
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
+from cyborg.db.queries import deployables as deployable_queries
 from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
@@ -143,7 +144,9 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease):
     """Lease the ARQs and give each a free attach handle, in one transaction.
 
     ``bind_timeout`` (a timedelta) is how long a bind may take from when
-    it was recorded; ``lease`` how long the lease taken here lasts.
+    it was recorded; ``lease`` how long the lease taken here lasts. An ARQ
+    whose deployable is being programmed (``cyborg.conductor.programming``)
+    fails.
 
     Returns ``(work, decisions)``: a Work per ARQ to prepare on its host,
     and a FAILED Decision per ARQ that cannot be bound. ARQs that another
@@ -154,17 +157,23 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease):
     """
     queries.take_leases(context, arq_uuids, owner, now + lease, now)
     rows = queries.leased_arqs(context, arq_uuids, owner)
+    programming = deployable_queries.being_programmed(
+        context, {row['deployable_row_id'] for row in rows
+                  if row['deployable_row_id'] is not None}, now)
     claimed = _Claimed()
     for row in rows:
-        _check(claimed, row, now, bind_timeout)
+        _check(claimed, row, now, bind_timeout, programming)
     assignments = _assign_free_handles(context, claimed, now)
     queries.assign_attach_handles(context, assignments, owner)
     return claimed.work, claimed.decisions
 
 
-def _check(claimed, row, now, bind_timeout):
+def _check(claimed, row, now, bind_timeout, programming=frozenset()):
     """Fail the ARQ ``row`` if it cannot be bound, else keep it as Work:
-    ready when it already holds a handle, waiting for one otherwise."""
+    ready when it already holds a handle, waiting for one otherwise.
+
+    ``programming`` holds the ids of the deployables being programmed.
+    """
     started_at = bind_started_at(row)
     deadline = started_at + bind_timeout
     item = Work(arq_id=row['id'], uuid=row['uuid'],
@@ -185,6 +194,9 @@ def _check(claimed, row, now, bind_timeout):
     elif row['device_status'] == DISABLED_DEVICE_STATUS:
         claimed.fail(row, 'the device of resource provider %s is disabled'
                      % row['device_rp_uuid'])
+    elif row['deployable_row_id'] in programming:
+        claimed.fail(row, 'deployable %s is being programmed'
+                     % row['deployable_name'])
     elif row['attach_handle_id'] is not None:
         # Taken over from a binder that had already chosen the handle.
         if row['attach_handle_deployable_id'] != row['deployable_row_id']:

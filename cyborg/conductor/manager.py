@@ -7,6 +7,8 @@ import oslo_messaging
 
 from cyborg import conf
 from cyborg import exception
+from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.clients import glance as glance_client
 from cyborg.clients import nova as nova_client
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import arqs
@@ -17,6 +19,7 @@ from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
 from cyborg.conductor import inventory_report
 from cyborg.conductor import placement_sync
+from cyborg.conductor import programming
 from cyborg.conductor import rpcapi
 
 BINARY = 'cyborg-conductor'
@@ -25,7 +28,7 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.2')
+    target = oslo_messaging.Target(version='1.3')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
@@ -36,6 +39,11 @@ class ConductorManager:
         self.binder = binder.Binder(
             self.host, binder.BindSettings.from_conf(conf.CONF),
             nova=functools.partial(nova_client.get_client, conf.CONF))
+        self.programmer = programming.Programmer(
+            self.host, programming.ProgramSettings.from_conf(conf.CONF),
+            agents=agent_rpcapi.AgentAPI(),
+            glance_for=functools.partial(glance_client.GlanceClient,
+                                         conf.CONF))
 
     @property
     def placement(self):
@@ -118,6 +126,12 @@ class ConductorManager:
     def delete_arqs(self, context, arq_uuids=None, instance_uuid=None):
         """Delete ARQs by uuid (all or none) or all those of an instance."""
         arqs.delete(context, arq_uuids, instance_uuid)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def program_deployable(self, context, deployable_uuid, image_id):
+        """Program a Glance bitstream into a deployable; return it."""
+        return self.programmer.program(context, deployable_uuid, image_id)
 
     def start_periodic_tasks(self):
         """Start the binder: it resumes recorded binds and times out stuck ones."""

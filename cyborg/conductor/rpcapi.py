@@ -5,6 +5,9 @@ import oslo_messaging
 from cyborg import rpc
 
 TOPIC = 'cyborg-conductor'
+# program_deployable waits this much longer than the conductor waits for the
+# agent, so that the conductor's own timeout error arrives first.
+PROGRAM_ANSWER_MARGIN = 10
 
 
 class ConductorAPI:
@@ -15,11 +18,15 @@ class ConductorAPI:
           delete_attribute
     1.2 - create_device_profiles, delete_device_profiles, create_arqs,
           bind_arqs, unbind_arqs, delete_arqs
+    1.3 - program_deployable
     """
 
-    RPC_API_VERSION = '1.2'
+    RPC_API_VERSION = '1.3'
 
-    def __init__(self):
+    def __init__(self, program_timeout=None):
+        """``program_timeout``: [conductor] program_timeout, for callers of
+        ``program_deployable`` (the API); None waits rpc_response_timeout."""
+        self._program_timeout = program_timeout
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
         self._client = rpc.get_client(target,
                                       version_cap=self.RPC_API_VERSION)
@@ -131,3 +138,23 @@ class ConductorAPI:
         call_context = self._client.prepare(version='1.2')
         return call_context.call(context, 'delete_arqs', arq_uuids=arq_uuids,
                                  instance_uuid=instance_uuid)
+
+    def program_deployable(self, context, deployable_uuid, image_id,
+                           timeout=None):
+        """Program Glance image ``image_id`` into a deployable; return it.
+
+        Synchronous: the conductor has the host's agent download the image
+        and program it, and answers once the deployable records the image
+        as its ``bitstream_id`` (or with the failure). ``timeout`` is how
+        long to wait; by default a little longer than the
+        ``program_timeout`` this client was made with.
+
+        :raises: cyborg.exception.ResourceNotFound, Invalid, Conflict and
+            the exceptions of ``cyborg.conductor.programming``
+        """
+        if timeout is None and self._program_timeout is not None:
+            timeout = self._program_timeout + PROGRAM_ANSWER_MARGIN
+        call_context = self._client.prepare(version='1.3', timeout=timeout)
+        return call_context.call(context, 'program_deployable',
+                                 deployable_uuid=deployable_uuid,
+                                 image_id=image_id)

@@ -19,6 +19,11 @@ opts = [
         help='Path of a YAML or JSON file describing the simulated devices '
              'of the fake driver. When unset, the fake driver simulates one '
              'FPGA.'),
+    cfg.IntOpt(
+        'max_bitstream_bytes', default=1024 ** 3, min=1,
+        help='Largest bitstream image, in bytes, the agent downloads from '
+             'Glance to program an FPGA; a larger image is refused before '
+             'or while it is downloaded.'),
 ]
 
 

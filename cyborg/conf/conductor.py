@@ -31,6 +31,13 @@ opts = [
              'over binds whose conductor stopped renewing for three '
              'intervals, fails binds older than bind_timeout and sends Nova '
              'the events still owed.'),
+    cfg.IntOpt(
+        'program_timeout', default=600, min=1,
+        help='Seconds the conductor waits for an agent to download a '
+             'bitstream and program an FPGA (PATCH /v2/deployables/{uuid}/'
+             'program). A deployable stays locked for programming at most '
+             'a minute longer: past it, a conductor that died while '
+             'programming no longer blocks the next request or a bind.'),
 ]
 
 

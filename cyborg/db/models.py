@@ -102,6 +102,13 @@ class Deployable(Base):
     driver_name = orm.mapped_column(sa.String(100), nullable=True)
     rp_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True, unique=True)
     bitstream_id = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
+    # The programming lock (cyborg.conductor.programming): the request
+    # programming this deployable (host/pid/nonce) and until when, NULL when
+    # none is. Taken by a compare-and-set; once it has run out (its
+    # conductor died: [conductor] program_timeout is over) another request
+    # may take it, and binds no longer see it.
+    programming_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
+    programming_expires_at = orm.mapped_column(Timestamp, nullable=True)
 
 
 class Attribute(Base):

@@ -2,6 +2,10 @@
 
 Functions return ``(deployable, attributes)`` pairs: the attributes of a
 whole page come from one extra query, never one query per deployable.
+
+The programming lock (``programming_owner``/``programming_expires_at``) is taken
+and given back here by compare-and-set UPDATEs, which leave ``updated_at``
+alone: a lock is bookkeeping, not a change of the deployable.
 """
 
 import sqlalchemy as sa
@@ -9,6 +13,12 @@ import sqlalchemy as sa
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import rows
+from cyborg.objects import fields
+
+# What start_programming answers.
+LOCKED = 'locked'
+HELD_BY_ARQ = 'held-by-arq'
+BEING_PROGRAMMED = 'being-programmed'
 
 Deployable = models.Deployable
 COLUMNS = {name: getattr(Deployable, name)
@@ -61,6 +71,100 @@ def update(context, uuid, values):
 def destroy(context, uuid):
     """Delete a deployable with its sub-deployables, attributes and attach handles."""
     rows.destroy(context, Deployable, uuid)
+
+
+class _HeldByARQ(Exception):
+    """Rolls the lock's transaction back: an ARQ holds the deployable."""
+
+
+def start_programming(context, uuid, owner, now, expires_at):
+    """Take the programming lock of deployable ``uuid`` for ``owner``.
+
+    One transaction, outside any other: set the lock, until ``expires_at``,
+    unless another one runs at ``now`` (BEING_PROGRAMMED), then,
+    while holding the deployable's row, refuse when an ARQ in
+    ``ARQState.HOLDING`` holds it or names its resource provider
+    (HELD_BY_ARQ; the lock is rolled back). Returns LOCKED on success.
+
+    The order closes the race with a bind: a bind's claim locks the rows
+    of its deployables (``being_programmed``), so either it sees this lock
+    or this reads its ARQ (a locking read, the latest committed rows).
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    try:
+        return _take_programming_lock(context, uuid, owner, now,
+                                      expires_at)
+    except _HeldByARQ:
+        return HELD_BY_ARQ
+
+
+@db_api.writer
+def _take_programming_lock(context, uuid, owner, now, expires_at):
+    deployable = rows.get_by(context, Deployable, 'uuid', uuid)
+    statement = sa.update(Deployable).where(
+        Deployable.id == deployable.id,
+        sa.or_(Deployable.programming_expires_at.is_(None),
+               Deployable.programming_expires_at <= now),
+    ).values(programming_owner=owner, programming_expires_at=expires_at,
+             updated_at=Deployable.updated_at)
+    taken = context.session.execute(
+        statement, execution_options={'synchronize_session': False})
+    if taken.rowcount != 1:
+        return BEING_PROGRAMMED
+    holders = [models.ARQ.deployable_id == deployable.id]
+    if deployable.rp_uuid is not None:
+        holders.append(models.ARQ.device_rp_uuid == deployable.rp_uuid)
+    held = sa.select(models.ARQ.id).where(
+        sa.or_(*holders), models.ARQ.state.in_(fields.ARQState.HOLDING),
+    ).with_for_update(read=True)
+    if context.session.execute(held).first() is not None:
+        raise _HeldByARQ()
+    return LOCKED
+
+
+@db_api.writer
+def being_programmed(context, deployable_ids, now):
+    """The ids among ``deployable_ids`` whose programming lock runs at ``now``.
+
+    Their rows are locked until the caller's transaction ends (a bind's
+    claim), so a programming request cannot start on them meanwhile.
+    """
+    if not deployable_ids:
+        return set()
+    query = sa.select(Deployable.id, Deployable.programming_expires_at).where(
+        Deployable.id.in_(list(deployable_ids))).with_for_update()
+    return {row.id for row in context.session.execute(query)
+            if row.programming_expires_at is not None
+            and row.programming_expires_at > now}
+
+
+@db_api.writer
+def finish_programming(context, uuid, owner, bitstream_id):
+    """Record ``bitstream_id`` and give the lock back, if ``owner`` holds it.
+
+    Returns False when ``owner`` no longer holds the lock (it went stale
+    and another conductor took it): nothing is written then.
+    """
+    statement = sa.update(Deployable).where(
+        Deployable.uuid == uuid, Deployable.programming_owner == owner,
+    ).values(bitstream_id=bitstream_id, programming_owner=None,
+             programming_expires_at=None)
+    done = context.session.execute(
+        statement, execution_options={'synchronize_session': False})
+    return done.rowcount == 1
+
+
+@db_api.writer
+def release_programming(context, uuid, owner):
+    """Give the programming lock back unchanged; False if ``owner`` lost it."""
+    statement = sa.update(Deployable).where(
+        Deployable.uuid == uuid, Deployable.programming_owner == owner,
+    ).values(programming_owner=None, programming_expires_at=None,
+             updated_at=Deployable.updated_at)
+    released = context.session.execute(
+        statement, execution_options={'synchronize_session': False})
+    return released.rowcount == 1
 
 
 def _with_attributes(context, deployables):

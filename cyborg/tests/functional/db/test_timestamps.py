@@ -70,7 +70,8 @@ class TimestampValuesTestMixin:
             row = self._select_one(sa.select(*columns))
             self.assertEqual(written[table.name], dict(row._mapping), table.name)
         self.assertEqual(
-            {'created_at', 'updated_at', 'bind_lease_expires_at', 'last_seen_up'},
+            {'created_at', 'updated_at', 'bind_lease_expires_at', 'last_seen_up',
+             'programming_expires_at'},
             {column.name for table in models.Base.metadata.sorted_tables
              for column in _timestamp_columns(table)})
 

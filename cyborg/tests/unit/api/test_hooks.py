@@ -243,6 +243,16 @@ class TestMicroversionAndConductorHooks(HooksTestCase):
         self.assertEqual({'conductor': 'ConductorAPI'}, response.json_body)
 
 
+class TestConductorHook(HooksTestCase):
+
+    def test_program_calls_wait_for_the_configured_program_timeout(self):
+        self.flags(group='conductor', program_timeout=1234)
+        conductor_hook = next(hook for hook in hooks.all_hooks(conf.CONF)
+                              if isinstance(hook, hooks.ConductorHook))
+        client = conductor_hook._conductor_api()
+        self.assertEqual(1234, client._program_timeout)
+
+
 class TestSettingsHook(HooksTestCase):
     """base_url and max_limit come from the configuration the app was built with."""
 

@@ -1,0 +1,238 @@
+"""Programming an FPGA region with a Glance bitstream (issue 9, seed 001).
+
+``PATCH /v2/deployables/{uuid}/program`` reaches ``Programmer.program``
+through the conductor's RPC endpoint. Every check comes before any work and
+leaves the deployable as it was: the deployable must exist, no ARQ may hold
+it (``ARQState.HOLDING``) and no other request may be programming it (the
+programming lock, taken by a compare-and-set in
+``cyborg.db.queries.deployables``); the caller must see the image in
+Glance with their own token, the image must be a seed 002 bitstream
+(``cyborg.bitstream``) and it must fit the region and its card. Then the
+agent of the device's host downloads the image and has the vendor driver
+program it (``AgentAPI.program``); its seed 001 code decides the outcome:
+a success records the image as the deployable's ``bitstream_id`` in one
+write transaction, anything else raises the exception below that says why.
+
+The lock is given back whatever happens; a conductor that dies holding it
+blocks the deployable for ``[conductor] program_timeout`` (and a minute) at
+most. A bind's claim (``cyborg.conductor.bind_transactions``) fails an ARQ
+whose deployable is locked.
+
+The exceptions are defined here and cross RPC with their class
+(``cyborg.rpc.ALLOWED_EXMODS``); ``cyborg.api.hooks`` answers their code.
+"""
+
+import dataclasses
+import datetime
+import http
+import logging
+import os
+import uuid
+
+import oslo_messaging
+from oslo_utils import timeutils
+
+from cyborg import bitstream as bitstreams
+from cyborg import exception
+from cyborg import objects
+from cyborg.agent.drivers import base as drivers_base
+from cyborg.db.queries import deployables as deployable_queries
+
+LOG = logging.getLogger(__name__)
+ProgramResult = drivers_base.ProgramResult
+# The lock outlasts the agent call by this many seconds (the Glance check
+# before it, the record after it).
+LOCK_MARGIN = 60
+
+
+class BadGateway(exception.CyborgException):
+    """A service cyborg relies on (an agent, its driver) failed: 502."""
+
+    msg_fmt = 'Bad gateway: %(reason)s'
+    code = http.HTTPStatus.BAD_GATEWAY
+
+
+class ProgrammingFailed(BadGateway):
+    msg_fmt = ('Programming deployable %(deployable)s with image %(image)s '
+               'failed on host %(host)s: %(reason)s')
+
+
+class AgentTimeout(BadGateway):
+    msg_fmt = ('The agent of host %(host)s did not answer within %(timeout)s '
+               'seconds while programming deployable %(deployable)s; the '
+               'region may or may not hold image %(image)s.')
+    code = http.HTTPStatus.GATEWAY_TIMEOUT
+
+
+class DeployableNotProgrammable(exception.NotFound):
+    msg_fmt = ('Host %(host)s cannot program deployable %(deployable)s: '
+               '%(reason)s')
+
+
+class BitstreamRejected(exception.Invalid):
+    msg_fmt = ('Host %(host)s refused image %(image)s for deployable '
+               '%(deployable)s: %(reason)s')
+
+
+class ImageNotUsable(exception.Invalid):
+    msg_fmt = 'Image %(image)s cannot be used: %(reason)s'
+
+
+class DeployableInUse(exception.Conflict):
+    msg_fmt = ('Deployable %(deployable)s is in use by an accelerator '
+               'request and cannot be programmed.')
+
+
+class DeployableBeingProgrammed(exception.Conflict):
+    msg_fmt = 'Deployable %(deployable)s is being programmed already.'
+
+
+class ProgrammingLockLost(exception.Conflict):
+    msg_fmt = ('Deployable %(deployable)s was programmed with image '
+               '%(image)s, but its programming lock ran out ([conductor] '
+               'program_timeout) and another request took it; its '
+               'bitstream_id was not recorded.')
+
+
+# A failure code of the agent and the exception telling it.
+_FAILURES = {
+    ProgramResult.INVALID_DEPLOYABLE: DeployableNotProgrammable,
+    ProgramResult.INVALID_BITSTREAM: BitstreamRejected,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramSettings:
+    """What programming needs of the configuration."""
+
+    # [conductor] program_timeout: the agent call's limit; the lock lasts
+    # LOCK_MARGIN longer.
+    timeout: int
+
+    @classmethod
+    def from_conf(cls, conf):
+        return cls(timeout=conf.conductor.program_timeout)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """The deployable being programmed, its device and the lock's owner."""
+
+    deployable: object  # objects.Deployable
+    device: object  # objects.Device
+    owner: str
+
+    @property
+    def names(self):
+        """Format arguments of the exceptions."""
+        return {'deployable': self.deployable.uuid,
+                'host': self.device.hostname}
+
+
+class Programmer:
+    """Programs deployables: checks, the agent call, the record.
+
+    ``agents`` is an ``AgentAPI``; ``glance_for(context)`` returns a
+    ``GlanceClient`` making its calls with ``context``'s token.
+    """
+
+    def __init__(self, host, settings, agents, glance_for):
+        self.host = host
+        self.settings = settings
+        self.agents = agents
+        self.glance_for = glance_for
+
+    def program(self, context, deployable_uuid, image_id):
+        """Program ``image_id`` into the deployable; return the Deployable.
+
+        :raises: ResourceNotFound, DeployableInUse, DeployableBeingProgrammed,
+            ImageNotUsable, InvalidBitstream, BitstreamMismatch, and on the
+            host's failure ProgrammingFailed, AgentTimeout,
+            DeployableNotProgrammable or BitstreamRejected
+        """
+        target = self._lock(context, deployable_uuid)
+        recorded = False
+        try:
+            bitstream = self._checked_bitstream(context, image_id, target)
+            self._program_on_host(context, target, bitstream)
+            recorded = self._record(context, target, image_id)
+        finally:
+            if not recorded:
+                deployable_queries.release_programming(
+                    context, deployable_uuid, target.owner)
+        return objects.Deployable.get_by_uuid(context, deployable_uuid)
+
+    def _lock(self, context, deployable_uuid):
+        """Load the deployable and its device and take the programming lock."""
+        deployable = objects.Deployable.get_by_uuid(context, deployable_uuid)
+        device = objects.Device.get_by_id(context, deployable.device_id)
+        owner = '%s/%d/%s' % (self.host, os.getpid(), uuid.uuid4().hex[:12])
+        now = timeutils.utcnow()
+        expires_at = now + datetime.timedelta(
+            seconds=self.settings.timeout + LOCK_MARGIN)
+        answer = deployable_queries.start_programming(
+            context, deployable_uuid, owner, now, expires_at)
+        if answer == deployable_queries.HELD_BY_ARQ:
+            raise DeployableInUse(deployable=deployable_uuid)
+        if answer != deployable_queries.LOCKED:
+            raise DeployableBeingProgrammed(deployable=deployable_uuid)
+        return _Target(deployable, device, owner)
+
+    def _checked_bitstream(self, context, image_id, target):
+        """The Bitstream of ``image_id`` once it is known to fit ``target``.
+
+        :raises: ImageNotUsable, InvalidBitstream, BitstreamMismatch
+        """
+        try:
+            image = self.glance_for(context).get_image(image_id)
+        except exception.ImageNotFound:
+            raise ImageNotUsable(
+                image=image_id, reason='Glance has no such image, or it is '
+                'not visible to the caller.') from None
+        bitstream = bitstreams.Bitstream.from_image(image)
+        device_info = bitstreams.DeviceInfo.from_rows(
+            target.device, target.deployable,
+            target.deployable.attributes_list,
+            vendor_names=drivers_base.VENDOR_NAMES)
+        bitstreams.check_fits(bitstream, device_info)
+        return bitstream
+
+    def _program_on_host(self, context, target, bitstream):
+        """Have the device's agent program ``bitstream``; raise on failure."""
+        names = dict(target.names, image=bitstream.image_id)
+        try:
+            answer = self.agents.program(
+                context, target.device.hostname,
+                driver_name=target.deployable.driver_name,
+                deployable_name=target.deployable.name,
+                image_id=bitstream.image_id, timeout=self.settings.timeout)
+        except oslo_messaging.MessagingTimeout:
+            raise AgentTimeout(timeout=self.settings.timeout,
+                               **names) from None
+        code = _result_code(answer.get('code'))
+        reason = answer.get('message') or code.name
+        LOG.info('Programming deployable %(deployable)s with image '
+                 '%(image)s on %(host)s: %(code)s, %(reason)s',
+                 dict(names, code=code.name, reason=reason))
+        if code is not ProgramResult.SUCCESS:
+            failure = _FAILURES.get(code, ProgrammingFailed)
+            raise failure(reason=reason, **names)
+
+    def _record(self, context, target, image_id):
+        """Record ``image_id`` as the deployable's bitstream; free the lock.
+
+        :raises: ProgrammingLockLost when the lock went to another request
+        """
+        if not deployable_queries.finish_programming(
+                context, target.deployable.uuid, target.owner, image_id):
+            raise ProgrammingLockLost(deployable=target.deployable.uuid,
+                                      image=image_id)
+        return True
+
+
+def _result_code(value):
+    """The ProgramResult of an agent's answer; FAILED when it is unknown."""
+    try:
+        return ProgramResult(value)
+    except ValueError:
+        return ProgramResult.FAILED
