@@ -228,6 +228,10 @@ def _log_error(request, status, message, error):
                 '(request %(request_id)s)')
     if status < 500:
         LOG.info(template, values)
+    elif isinstance(error, exception.CyborgException):
+        # A failure cyborg knows and names (a service it relies on is
+        # unavailable or failed): the message says it all.
+        LOG.warning(template, values)
     else:
         # The traceback is logged here only: the client sees none of it.
         LOG.error(template, values, exc_info=error)

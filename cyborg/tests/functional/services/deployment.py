@@ -9,6 +9,8 @@ tails of the services' logs.
 """
 
 from concurrent import futures
+import http.client
+import json
 import os
 import re
 import uuid
@@ -55,11 +57,13 @@ class DeploymentMixin:
         self.api_port = processes.free_port()
         self.services = []
 
-    def _start_services(self, fleet, conductor_options=None):
+    def _start_services(self, fleet, conductor_options=None,
+                        agent_options=None):
         """Write ``fleet``; start conductor, API and agent.
 
         ``conductor_options`` ({group: {option: value}}) replace groups of
-        the conductor's config, kept as ``self.conductor_config``.
+        the conductor's config, kept as ``self.conductor_config``;
+        ``agent_options`` add groups to the agent's.
         """
         write_fleet(self.fleet_path, fleet)
         common = {
@@ -96,13 +100,15 @@ class DeploymentMixin:
             'the conductor heartbeat')
         # No [database] and no [placement]: the agent reaches both only
         # through the conductor.
+        agent_config = {
+            'DEFAULT': dict(common, host=self.host),
+            'agent': {'enabled_drivers': 'fake_driver',
+                      'fake_inventory': self.fleet_path,
+                      'report_interval': 1},
+        }
+        agent_config.update(agent_options or {})
         self.agent = self.useFixture(processes.ServiceProcess(
-            'cyborg-agent', {
-                'DEFAULT': dict(common, host=self.host),
-                'agent': {'enabled_drivers': 'fake_driver',
-                          'fake_inventory': self.fleet_path,
-                          'report_interval': 1},
-            }))
+            'cyborg-agent', agent_config))
         self.services.append(self.agent)
 
     # -- Waiting -----------------------------------------------------------
@@ -145,3 +151,29 @@ class DeploymentMixin:
                          [exit_code for exit_code, _ in stopped], self._logs())
         for service in services:
             self.assertNotIn('Traceback', service.log(), service.script)
+
+
+def api_request(port, method, path, body=None, headers=None, timeout=15):
+    """One JSON request to the API on ``port``; (status, decoded body).
+
+    A body that is not JSON comes back as text.
+    """
+    sent = {'Accept': 'application/json'}
+    sent.update(headers or {})
+    data = None
+    if body is not None:
+        sent['Content-Type'] = 'application/json'
+        data = json.dumps(body)
+    connection = http.client.HTTPConnection('127.0.0.1', port,
+                                            timeout=timeout)
+    try:
+        connection.request(method, path, body=data, headers=sent)
+        response = connection.getresponse()
+        raw = response.read()
+    finally:
+        connection.close()
+    try:
+        decoded = json.loads(raw) if raw else None
+    except ValueError:
+        decoded = raw.decode('utf-8', 'replace')
+    return response.status, decoded

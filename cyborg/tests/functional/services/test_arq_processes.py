@@ -190,24 +190,7 @@ class ArqProcessesMixin(deployment.DeploymentMixin):
 
     def _api(self, method, path, body=None):
         """Send one request as Nova does; return (status, decoded body)."""
-        headers = {'Accept': 'application/json'}
-        data = None
-        if body is not None:
-            headers['Content-Type'] = 'application/json'
-            data = json.dumps(body)
-        connection = http.client.HTTPConnection('127.0.0.1', self.api_port,
-                                                timeout=15)
-        try:
-            connection.request(method, path, body=data, headers=headers)
-            response = connection.getresponse()
-            raw = response.read()
-        finally:
-            connection.close()
-        try:
-            decoded = json.loads(raw) if raw else None
-        except ValueError:
-            decoded = raw.decode('utf-8', 'replace')
-        return response.status, decoded
+        return deployment.api_request(self.api_port, method, path, body)
 
     def _expect(self, status, method, path, body=None):
         answer_status, answer = self._api(method, path, body)

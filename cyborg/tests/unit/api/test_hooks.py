@@ -198,6 +198,14 @@ class TestErrorHook(HooksTestCase):
         self.assertIn('secret internal detail', self.log.output)
         self.assertIn('GET /v2/unexpected answered 500', self.log.output)
 
+    def test_known_server_failure_is_logged_once_without_traceback(self):
+        response = self._get('/v2/unavailable')
+        request_id_value = response.headers['X-OpenStack-Request-ID']
+        self.assertEqual(1, self.log.output.count(request_id_value))
+        self.assertNotIn('Traceback', self.log.output)
+        self.assertIn('GET /v2/unavailable answered 503: Service unavailable',
+                      self.log.output)
+
     def test_client_error_is_logged_once_without_traceback(self):
         response = self._get('/v2/not_found')
         request_id_value = response.headers['X-OpenStack-Request-ID']
