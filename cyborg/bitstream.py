@@ -10,8 +10,9 @@ hand in the image dict of Glance, or the device, deployable and attributes.
 
 Decisions the seed leaves open:
 
-* a value, topology JSON included, has at most 255 characters (Glance's
-  limit on an image property);
+* a value has at most 255 characters (they are names, ids and versions),
+  the topology JSON at most 65,535 (what Glance's property column holds on
+  MariaDB; Glance's API sets no limit of its own);
 * a uuid is 32 hex digits, dashes (8-4-4-4-12) optional, any case; it is
   kept dashed and lower-case, as Glance image ids and bitstream_id are;
 * a nullable key may be absent, None or blank, all meaning null;
@@ -29,6 +30,7 @@ from cyborg import exception
 
 TAG = 'FPGA'  # the Glance tag of every bitstream image
 MAX_VALUE_LENGTH = 255
+MAX_TOPOLOGY_LENGTH = 65535
 # Bounds of a topology, so that a bad one cannot make a driver build
 # thousands of deployables.
 MAX_PFS = 64
@@ -307,7 +309,7 @@ def _parse_value(key, value):
     if not isinstance(value, str):
         return None, None, '%s must be a string, got %s.' % (
             key.name, _json_type(value))
-    problem = _length_problem(key, value)
+    problem = _length_problem(key, value, MAX_VALUE_LENGTH)
     return (None, None, problem) if problem else (value, value, None)
 
 
@@ -320,7 +322,7 @@ def _parse_topology_value(key, value):
         except (TypeError, ValueError):
             return None, None, ('%s must be a JSON text or object, got %s.'
                                 % (key.name, type(value).__name__))
-    problem = _length_problem(key, text)
+    problem = _length_problem(key, text, MAX_TOPOLOGY_LENGTH)
     if problem:
         return None, None, problem
     try:
@@ -329,10 +331,10 @@ def _parse_topology_value(key, value):
         return None, None, str(error)
 
 
-def _length_problem(key, text):
-    if len(text) > MAX_VALUE_LENGTH:
+def _length_problem(key, text, limit):
+    if len(text) > limit:
         return '%s is %d characters long; at most %d are allowed.' % (
-            key.name, len(text), MAX_VALUE_LENGTH)
+            key.name, len(text), limit)
     return None
 
 

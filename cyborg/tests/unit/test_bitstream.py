@@ -84,6 +84,7 @@ class TestKeys(BitstreamTestCase):
                                           if key.kind == bitstream.UUID})
         self.assertEqual('FPGA', bitstream.TAG)
         self.assertEqual(255, bitstream.MAX_VALUE_LENGTH)
+        self.assertEqual(65535, bitstream.MAX_TOPOLOGY_LENGTH)
 
     def test_valid_image_gives_every_field(self):
         found = bitstream.Bitstream.from_image(image())
@@ -373,16 +374,23 @@ class TestTopology(BitstreamTestCase):
         self.assertEqual('topology: pf[1].vf has 257 entries; at most 256 '
                          'are allowed.', str(error))
 
-    def test_the_json_text_is_at_most_255_characters(self):
+    def test_a_topology_longer_than_other_values_is_accepted(self):
         topology = {'pf': [{'name': 'p%d' % index} for index in range(20)]}
         text = json.dumps(topology)
+        self.assertGreater(len(text), bitstream.MAX_VALUE_LENGTH)
+        self.assertEqual(20, bitstream.parse_topology(text).pf_num)
+        self.assertProblems([], properties(topology=text))
+
+    def test_the_json_text_is_at_most_65535_characters(self):
+        topology = {'pf': [{'name': 'p' * 1100} for _ in range(60)]}
+        text = json.dumps(topology)
         self.assertTopologyProblem(
-            'topology is %d characters long; at most 255 are allowed.'
+            'topology is %d characters long; at most 65535 are allowed.'
             % len(text), text)
         # A parsed object is measured as the compact JSON Glance would get.
         compact = json.dumps(topology, separators=(',', ':'))
         self.assertTopologyProblem(
-            'topology is %d characters long; at most 255 are allowed.'
+            'topology is %d characters long; at most 65535 are allowed.'
             % len(compact), topology)
 
 
