@@ -1,0 +1,489 @@
+"""cyborg-bitstream: upload, list and show the FPGA bitstreams kept in Glance.
+
+``upload`` turns its options into seed 002's image properties and checks
+them with ``cyborg.bitstream`` before anything reaches Glance: bad metadata
+get one line per bad key on stderr, exit status 2 and no image. ``list``
+shows the images tagged ``FPGA``, filtered by Glance itself on their
+properties; ``show`` one image and what keeps it from being a bitstream.
+The calls go through ``cyborg.clients.glance.GlanceClient``.
+
+Authentication is OpenStack's usual (``--os-cloud``, ``OS_*`` variables and
+clouds.yaml, read by openstack.config). Without an auth URL, a cloud or an
+auth type, the all-in-one's Glance is used without a token:
+``--os-image-url`` (``OS_IMAGE_URL``), else http://127.0.0.1:9292.
+
+Exit status: 0 success; 1 Glance or the auth options failed; 2 a bad
+command line or bad metadata (nothing was created in Glance).
+"""
+
+import argparse
+import itertools
+import json
+import logging
+import os
+import sys
+
+import glanceclient
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import loading as ks_loading
+import openstack.config
+from openstack import exceptions as sdk_exceptions
+
+from cyborg import bitstream
+from cyborg.clients import glance as glance_client
+from cyborg import exception
+
+PROG = 'cyborg-bitstream'
+# The Glance of the all-in-one (cyborg-aio), used when no auth is given.
+AIO_IMAGE_URL = 'http://127.0.0.1:9292'
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+FORMATS = ('table', 'json', 'value')
+# What ``list`` shows of each image and ``show`` of one, in this order.
+LIST_COLUMNS = ('id', 'name', 'vendor', 'board', 'function_name',
+                'function_uuid', 'region_uuid', 'valid')
+IMAGE_FIELDS = ('id', 'name', 'status', 'size', 'tags', 'visibility',
+                'owner', 'os_hash_algo', 'os_hash_value', 'created_at',
+                'updated_at')
+SHOW_FIELDS = (IMAGE_FIELDS + tuple(key.name for key in bitstream.KEYS)
+               + ('problems',))
+# Seed 002 keys ``list`` filters on, by option.
+LIST_FILTERS = (('function_uuid', 'function_uuid'),
+                ('function_name', 'function_name'),
+                ('region_uuid', 'region_uuid'))
+
+
+class UsageError(Exception):
+    """A bad command line; each of ``problems`` is one line on stderr."""
+
+    def __init__(self, *problems):
+        super().__init__(' '.join(problems))
+        self.problems = problems
+
+
+def option_of(key):
+    """The upload option giving seed 002 key ``key`` (a ``bitstream.Key``)."""
+    return '--' + key.name.replace('_', '-')
+
+
+def _metadata_help(key):
+    need = 'nullable' if key.nullable else 'required'
+    if key.kind == bitstream.TOPOLOGY:
+        return ('File holding the function topology, seed 002\'s JSON of '
+                'PFs and VFs (%s).' % need)
+    kind = ', a UUID' if key.kind == bitstream.UUID else ''
+    return '%s (%s%s).' % (key.description.rstrip('.'), need, kind)
+
+
+def _add_output_options(parser, columns):
+    parser.add_argument(
+        '-f', '--format', choices=FORMATS, default='table',
+        help='Output format (default: table).')
+    parser.add_argument(
+        '-c', '--column', action='append', default=[], metavar='COLUMN',
+        help='Show only this column (repeatable): %s.' % ', '.join(columns))
+
+
+def build_parser(config, argv):
+    """The parser of ``argv``, with openstack.config's auth options.
+
+    openstack.config peeks at ``argv`` (and rewrites ``_`` in option names
+    to ``-`` in place) to register the options of the auth type chosen.
+    """
+    parser = argparse.ArgumentParser(
+        prog=PROG, description='Upload, list and show FPGA bitstreams (Glance '
+        'images tagged %s with seed 002 metadata).' % bitstream.TAG)
+    parser.add_argument(
+        '--os-image-url', metavar='URL',
+        default=os.environ.get('OS_IMAGE_URL'),
+        help='Glance endpoint (env OS_IMAGE_URL). Without auth options the '
+             'default is the all-in-one\'s %s; with them, the service '
+             'catalog\'s.' % AIO_IMAGE_URL)
+    parser.add_argument('--debug', action='store_true',
+                        help='Log the HTTP requests and responses.')
+    config.register_argparse_arguments(parser, argv, service_keys=['image'])
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND',
+                                     required=True)
+
+    upload = commands.add_parser(
+        'upload', help='Upload a bitstream file with its metadata.',
+        description='Upload FILE to Glance as an image tagged %s with seed '
+        '002 metadata. The metadata are checked first: when a key is bad, '
+        'each is named on stderr and nothing is uploaded.' % bitstream.TAG)
+    upload.add_argument('file', metavar='FILE', help='The bitstream file.')
+    upload.add_argument('--name', help='Name of the Glance image, and its '
+                        'bs-name unless --bs-name is given.')
+    for key in bitstream.KEYS:
+        upload.add_argument(
+            option_of(key), dest=key.field,
+            metavar='FILE' if key.kind == bitstream.TOPOLOGY else None,
+            help=_metadata_help(key))
+    _add_output_options(upload, SHOW_FIELDS)
+    upload.set_defaults(run=upload_bitstream, columns=SHOW_FIELDS)
+
+    listing = commands.add_parser(
+        'list', help='List the bitstreams (images tagged %s).'
+        % bitstream.TAG)
+    function = listing.add_mutually_exclusive_group()
+    function.add_argument('--function-uuid', metavar='UUID',
+                          help='Only bitstreams of this function uuid.')
+    function.add_argument('--function-name', metavar='NAME',
+                          help='Only bitstreams of this function name.')
+    listing.add_argument('--region-uuid', metavar='UUID',
+                         help='Only bitstreams for this region uuid.')
+    _add_output_options(listing, LIST_COLUMNS)
+    listing.set_defaults(run=list_bitstreams, columns=LIST_COLUMNS)
+
+    show = commands.add_parser(
+        'show', help='Show one image and whether it is a valid bitstream.')
+    show.add_argument('image', metavar='IMAGE',
+                      help='Image id, or name of a bitstream.')
+    _add_output_options(show, SHOW_FIELDS)
+    show.set_defaults(run=show_bitstream, columns=SHOW_FIELDS)
+    return parser
+
+
+# Glance ------------------------------------------------------------------
+
+def _sends_token(args, region):
+    """Whether the auth options ask for a token: not with auth type
+    ``none``, nor when neither a cloud, an auth type nor an auth URL is
+    given (on the command line, in OS_* or in clouds.yaml).
+
+    ``region`` is openstack.config's unvalidated view of the options, where
+    those given sit at the top level or under ``auth``.
+    """
+    config = region.config
+    auth_type = config.get('auth_type')
+    if auth_type == 'none':
+        return False
+    if args.os_cloud or auth_type not in (None, 'password'):
+        return True
+    return bool(config.get('auth_url')
+                or (config.get('auth') or {}).get('auth_url'))
+
+
+def connect(config, args):
+    """``(glanceclient v2 client, where it goes)`` for the auth options.
+
+    With auth type ``none``, or none of the auth options, no token is sent
+    and the endpoint is ``--os-image-url``, the cloud's image endpoint
+    override or the all-in-one's.
+
+    :raises: ConfigException, keystoneauth ClientException when the auth
+        options cannot be used
+    """
+    region = config.get_one(argparse=args, validate=False)
+    endpoint = args.os_image_url or region.get_endpoint('image')
+    if not _sends_token(args, region):
+        endpoint = endpoint or AIO_IMAGE_URL
+        # A session without an auth plugin: the OS_* variables that are
+        # set (a project name, say) must not reach one.
+        session = ks_loading.load_session_from_argparse_arguments(args)
+        client = glanceclient.Client(glance_client.API_VERSION,
+                                     session=session,
+                                     endpoint_override=endpoint)
+        return client, '%s without a token' % endpoint
+    region = config.get_one(argparse=args)
+    client = glanceclient.Client(
+        glance_client.API_VERSION, session=region.get_session(),
+        endpoint_override=endpoint, service_type='image',
+        interface=region.get_interface('image'),
+        region_name=region.get_region_name('image') or None)
+    return client, endpoint or 'the image service of the catalog'
+
+
+# Output ------------------------------------------------------------------
+
+def problems_of(image):
+    """Why the Glance image is not a valid bitstream: sentences, or []."""
+    try:
+        bitstream.Bitstream.from_image(image)
+    except bitstream.InvalidBitstream as error:
+        return error.problems
+    return []
+
+
+def show_fields(image):
+    """The fields ``show`` prints of ``image`` (a dict of Glance)."""
+    fields = {name: image.get(name) for name in SHOW_FIELDS}
+    fields['problems'] = problems_of(image)
+    return fields
+
+
+def list_row(image):
+    """The columns ``list`` prints of ``image``."""
+    row = {name: image.get(name) for name in LIST_COLUMNS}
+    row['valid'] = not problems_of(image)
+    return row
+
+
+def _text(value):
+    """``value`` for a table or ``-f value``: a list of sentences (the
+    problems) joined by spaces, other lists (the tags) by commas."""
+    if value is None:
+        return ''
+    if isinstance(value, (list, tuple)):
+        items = [str(item) for item in value]
+        sentences = all(item.endswith('.') for item in items)
+        return (' ' if sentences else ', ').join(items)
+    return str(value)
+
+
+def _table(headers, rows):
+    """A table with borders, as the openstack client prints one."""
+    cells = [[_text(value) for value in row] for row in rows]
+    widths = [max([len(header)] + [len(row[index]) for row in cells])
+              for index, header in enumerate(headers)]
+    border = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
+
+    def line(values):
+        return '| ' + ' | '.join(value.ljust(width) for value, width
+                                 in zip(values, widths, strict=True)) + ' |'
+    return '\n'.join([border, line(headers), border]
+                     + [line(row) for row in cells] + [border])
+
+
+def check_columns(args):
+    """Refuse ``-c`` names the command does not show.
+
+    :raises: UsageError
+    """
+    unknown = [name for name in args.column if name not in args.columns]
+    if unknown:
+        raise UsageError('unknown column %s; the columns are %s.' % (
+            ', '.join(unknown), ', '.join(args.columns)))
+
+
+def _selected(columns, chosen):
+    return tuple(chosen) or columns
+
+
+def render_one(fields, args):
+    """``show``'s output of ``fields``: a Field/Value table, JSON or values."""
+    names = _selected(tuple(fields), args.column)
+    if args.format == 'json':
+        return json.dumps({name: fields[name] for name in names}, indent=2)
+    if args.format == 'value':
+        return '\n'.join(_text(fields[name]) for name in names)
+    return _table(('Field', 'Value'),
+                  [(name, fields[name]) for name in names])
+
+
+def render_many(rows, columns, args):
+    """``list``'s output of ``rows`` (dicts): a table, JSON or values."""
+    names = _selected(columns, args.column)
+    if args.format == 'json':
+        return json.dumps([{name: row[name] for name in names}
+                           for row in rows], indent=2)
+    if args.format == 'value':
+        return '\n'.join(' '.join(_text(row[name]) for name in names)
+                         for row in rows)
+    return _table(names, [[row[name] for name in names] for row in rows])
+
+
+# Commands ----------------------------------------------------------------
+
+def _file_problem(path, what):
+    """Why the file at ``path`` cannot be read, or None."""
+    if not os.path.isfile(path):
+        return '%s %s is not a file.' % (what, path)
+    if not os.access(path, os.R_OK):
+        return '%s %s cannot be read.' % (what, path)
+    return None
+
+
+def _topology_value(path):
+    """The topology in file ``path``: the JSON object, or the text as it is
+    when it is no JSON (``cyborg.bitstream`` then says what is wrong)."""
+    with open(path, encoding='utf-8', errors='replace') as topology_file:
+        text = topology_file.read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _key_of_problem(problem):
+    """The seed 002 key a problem sentence of ``cyborg.bitstream`` is about.
+
+    Each sentence starts with its key's name; the longest match wins
+    (``driver_ver`` over ``driver``).
+    """
+    matches = [key for key in bitstream.KEYS
+               if problem.startswith((key.name + ' ', key.name + ':'))]
+    return max(matches, key=lambda key: len(key.name), default=None)
+
+
+def _metadata_problem(problem):
+    """``problem`` prefixed with the option that sets the key it is about."""
+    key = _key_of_problem(problem)
+    if key is None:
+        return problem
+    option = option_of(key)
+    if key.name == 'bs-name':
+        option = '--name or --bs-name'
+    return '%s: %s' % (option, problem)
+
+
+def upload_values(args):
+    """``(image name, seed 002 values)`` of upload's options.
+
+    :raises: UsageError naming each unreadable file and bad key
+    """
+    problems = []
+    file_problem = _file_problem(args.file, 'FILE')
+    if file_problem is None and os.path.getsize(args.file) == 0:
+        file_problem = 'FILE %s is empty.' % args.file
+    if file_problem:
+        problems.append(file_problem)
+    values = {key.name: getattr(args, key.field) for key in bitstream.KEYS}
+    if values['bs-name'] is None:
+        values['bs-name'] = args.name
+    if args.topology is not None:
+        topology_problem = _file_problem(args.topology, '--topology file')
+        if topology_problem:
+            problems.append(topology_problem)
+            values['topology'] = None
+        else:
+            values['topology'] = _topology_value(args.topology)
+    problems += [_metadata_problem(problem)
+                 for problem in bitstream.validate_properties(values)]
+    if problems:
+        raise UsageError(*problems)
+    return args.name or values['bs-name'], values
+
+
+def upload_bitstream(glance, args):
+    """Upload FILE with its checked metadata and the FPGA tag; show it."""
+    name, values = upload_values(args)
+    properties = bitstream.to_properties(values)
+    image = glance().upload(args.file, name, properties,
+                            tags=[bitstream.TAG])
+    return render_one(show_fields(image), args)
+
+
+def _uuid_filter(option, value):
+    """The spellings of a uuid Glance may hold: dashed, then plain hex
+    (both lower-case; cyborg-bitstream writes the dashed one).
+
+    :raises: UsageError when ``value`` is no uuid
+    """
+    dashed = bitstream.normalize_uuid(value)
+    if dashed is None:
+        raise UsageError('%s must be a UUID (32 hex digits, dashes '
+                         'optional), got %r.' % (option, value))
+    return (dashed, dashed.replace('-', ''))
+
+
+def list_filters(args):
+    """The Glance filters ``list`` sends, one dict per request.
+
+    A uuid may be stored dashed or not, and Glance compares property values
+    exactly, so each uuid filter asks for both spellings.
+
+    :raises: UsageError for a filter that is no uuid
+    """
+    choices = []
+    for option, key in LIST_FILTERS:
+        value = getattr(args, option)
+        if value is None:
+            continue
+        if key.endswith('_uuid'):
+            spellings = _uuid_filter('--' + option.replace('_', '-'), value)
+        else:
+            spellings = (value,)
+        choices.append([(key, spelling) for spelling in spellings])
+    return [dict(combination, tag=bitstream.TAG)
+            for combination in itertools.product(*choices)]
+
+
+def list_bitstreams(glance, args):
+    """List the images tagged FPGA that match the filters."""
+    found = {}
+    for filters in list_filters(args):
+        for image in glance().list_images(filters):
+            found[image['id']] = image
+    ordered = sorted(found.values(),
+                     key=lambda image: (image.get('name') or '', image['id']))
+    return render_many([list_row(image) for image in ordered], LIST_COLUMNS,
+                       args)
+
+
+def find_image(images, reference):
+    """The image whose id is ``reference``, else the one bitstream named so.
+
+    :raises: ImageNotFound; UsageError when several bitstreams have the name
+    """
+    image_id = bitstream.normalize_uuid(reference)
+    if image_id is not None:
+        return images.get_image(image_id)
+    named = images.list_images({'tag': bitstream.TAG, 'name': reference})
+    if not named:
+        raise exception.ImageNotFound(image_id=reference)
+    if len(named) > 1:
+        raise UsageError('%d bitstreams are named %s (%s); give an id.' % (
+            len(named), reference, ', '.join(image['id'] for image in named)))
+    return named[0]
+
+
+def show_bitstream(glance, args):
+    """Show one image: Glance's fields, seed 002's keys and any problems."""
+    return render_one(show_fields(find_image(glance(), args.image)), args)
+
+
+class Glance:
+    """The GlanceClient of the auth options, connected at the first call,
+    so that a command checks its input before the options are used."""
+
+    def __init__(self, config, args):
+        self.config = config
+        self.args = args
+        self.target = None
+        self._images = None
+
+    def __call__(self):
+        if self._images is None:
+            client, self.target = connect(self.config, self.args)
+            self._images = glance_client.GlanceClient(None, client=client)
+        return self._images
+
+
+def main(argv=None, stdout=None, stderr=None):
+    """Run one command; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        config = openstack.config.OpenStackConfig()
+        parser = build_parser(config, argv)
+    except sdk_exceptions.ConfigException as error:
+        print('%s: error: %s' % (PROG, error), file=stderr)
+        return EXIT_FAILURE
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else
+                        logging.WARNING, format='%(levelname)s %(message)s')
+    prefix = '%s %s' % (PROG, args.command)
+    glance = Glance(config, args)
+    try:
+        check_columns(args)
+        output = args.run(glance, args)
+    except UsageError as error:
+        for problem in error.problems:
+            print('%s: %s' % (prefix, problem), file=stderr)
+        return EXIT_USAGE
+    except (sdk_exceptions.ConfigException,
+            ks_exceptions.ClientException) as error:
+        print('%s: the OpenStack auth options cannot be used: %s'
+              % (prefix, error), file=stderr)
+        return EXIT_FAILURE
+    except exception.GlanceUnavailable as error:
+        print('%s: %s (Glance at %s)' % (prefix, error, glance.target),
+              file=stderr)
+        return EXIT_FAILURE
+    except (exception.CyborgException, OSError) as error:
+        print('%s: %s' % (prefix, error), file=stderr)
+        return EXIT_FAILURE
+    print(output, file=stdout)
+    return 0
