@@ -14,7 +14,6 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.aio import glance as aio_glance
 from cyborg.aio import placement as aio_placement
 from cyborg.api import app as api_app
-from cyborg.api import server as api_server
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
@@ -111,10 +110,7 @@ class AllInOne:
         self._stops.append(rpc_service.stop)
 
     def _start_api(self):
-        server = api_server.Server(
-            api_app.setup_app(self.conf), self.conf.api.host_ip,
-            self.conf.api.port, threads=self.conf.api.api_workers,
-            name='cyborg-api')
+        server = api_app.api_server(self.conf)
         server.start()
         self._stops.append(server.stop)
         self.api_url = 'http://%s:%s' % (self.conf.api.host_ip, server.port)

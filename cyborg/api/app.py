@@ -15,6 +15,7 @@ from oslo_middleware import request_id
 from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
+from cyborg.api import server
 from cyborg import conf as cyborg_conf
 from cyborg import policies
 
@@ -95,3 +96,18 @@ def setup_app(conf=None):
     application = Healthcheck(application, conf)
     application = request_id.RequestId(application)
     return application
+
+
+def api_server(conf, app=None):
+    """The threaded server of cyborg-api on [api] host_ip and port, sized
+    by the [api] options; a full queue answers 503 in Cyborg's error body.
+    """
+    busy = hooks.error_response(
+        503, 'cyborg-api has more requests waiting than [api] '
+        'max_queued_requests allows; retry later.')
+    return server.Server(
+        app or setup_app(conf), conf.api.host_ip, conf.api.port,
+        threads=conf.api.api_workers, name='cyborg-api',
+        backlog=conf.api.backlog, max_queued=conf.api.max_queued_requests,
+        retry_after=conf.api.retry_after,
+        busy=(busy.content_type, busy.body))

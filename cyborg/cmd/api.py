@@ -4,7 +4,6 @@ import logging
 import sys
 
 from cyborg.api import app
-from cyborg.api import server
 from cyborg import conf
 from cyborg.conf import opts
 from cyborg.db import api as db_api
@@ -19,9 +18,7 @@ def main():
     opts.set_defaults()
     service.prepare_service(sys.argv)
     db_api.configure(conf.CONF)
-    api_server = server.Server(
-        app.setup_app(conf.CONF), conf.CONF.api.host_ip, conf.CONF.api.port,
-        threads=conf.CONF.api.api_workers, name='cyborg-api')
+    api_server = app.api_server(conf.CONF)
     try:
         api_server.serve_forever()
     finally:

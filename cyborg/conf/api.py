@@ -15,6 +15,21 @@ opts = [
         'api_workers', min=1,
         help='Number of request threads of cyborg-api. Defaults to 16 '
              'threads per CPU when unset.'),
+    cfg.IntOpt(
+        'backlog', default=4096, min=1,
+        help='How many connections the listening socket holds before '
+             'cyborg-api accepts them (the listen() backlog; the kernel '
+             'caps it at net.core.somaxconn). A burst of clients beyond it '
+             'sees connection errors.'),
+    cfg.IntOpt(
+        'max_queued_requests', default=1024, min=1,
+        help='How many requests may wait for a free request thread. '
+             'Beyond that, cyborg-api answers 503 Service Unavailable with '
+             'a Retry-After header instead of queueing more.'),
+    cfg.IntOpt(
+        'retry_after', default=1, min=0,
+        help='Seconds given in the Retry-After header of a 503 answered '
+             'when max_queued_requests is reached.'),
     cfg.StrOpt(
         'public_endpoint',
         help='Public URL used to build links in responses (for example '

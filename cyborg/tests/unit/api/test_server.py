@@ -9,8 +9,11 @@ import time
 import urllib.error
 import urllib.request
 
+from oslo_config import fixture as config_fixture
+
 from cyborg.api import app
 from cyborg.api import server
+from cyborg import conf as cyborg_conf
 from cyborg import policies
 from cyborg.tests import base
 
@@ -27,6 +30,16 @@ def get(url, headers=None):
     """(status, headers, body) of a GET through a real socket."""
     # Always an http://127.0.0.1 URL the test built.
     request = urllib.request.Request(url, headers=headers or {})  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def post(url, data):
+    """(status, headers, body) of a POST of ``data`` through a real socket."""
+    request = urllib.request.Request(url, data=data, method='POST')  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
             return response.status, response.headers, response.read()
@@ -120,6 +133,68 @@ class TestServer(base.TestCase):
         for client in clients:
             client.join(10)
         self.assertEqual([200, 200, 200], [result[0] for result in results])
+
+    def test_a_full_queue_answers_503_with_retry_after(self):
+        release = threading.Event()
+        inside = []
+
+        def slow_app(environ, start_response):
+            inside.append(environ['PATH_INFO'])
+            release.wait(10)
+            start_response('200 OK', [('Content-Length', '0')])
+            return [b'']
+
+        conf = self.useFixture(config_fixture.Config(cyborg_conf.CONF))
+        conf.config(group='api', host_ip='127.0.0.1', port=0, api_workers=1,
+                    max_queued_requests=1, retry_after=7)
+        busy_server = app.api_server(cyborg_conf.CONF, app=slow_app)
+        busy_server.start()
+        self.addCleanup(busy_server.stop)
+        url = 'http://127.0.0.1:%d/' % busy_server.port
+        results = {}
+
+        def client(name):
+            results[name] = post(url + name, b'x' * 100000)
+
+        # One request in the thread, one in the queue...
+        threads = [threading.Thread(target=client, args=(name,))
+                   for name in ('first', 'second')]
+        threads[0].start()
+        deadline = time.monotonic() + 10
+        while not inside and time.monotonic() < deadline:
+            time.sleep(0.01)
+        threads[1].start()
+        deadline = time.monotonic() + 10
+        while busy_server._server.requests.qsize < 1 and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        # ...and the third, with a body the server reads before answering,
+        # gets a 503 it can read, not a reset.
+        status, headers, body = post(url + 'third', b'y' * 300000)
+        release.set()
+        for thread in threads:
+            thread.join(10)
+
+        self.assertEqual(503, status)
+        self.assertEqual('7', headers['Retry-After'])
+        self.assertEqual('application/json', headers['Content-Type'])
+        self.assertIn('max_queued_requests',
+                      json.loads(json.loads(body)['error_message'])
+                      ['faultstring'])
+        self.assertEqual({'first': 200, 'second': 200},
+                         {name: result[0] for name, result in results.items()})
+        self.assertEqual(['/first', '/second'], inside)
+
+    def test_the_api_server_takes_the_api_options(self):
+        conf = self.useFixture(config_fixture.Config(cyborg_conf.CONF))
+        conf.config(group='api', backlog=300, max_queued_requests=20,
+                    retry_after=3, api_workers=5)
+        api_server = app.api_server(cyborg_conf.CONF, app=hello_app)
+        self.assertEqual((300, 20, 3, 5),
+                         (api_server.backlog, api_server.max_queued,
+                          api_server.retry_after, api_server.threads))
+        defaults = server.Server(hello_app, '127.0.0.1', 0)
+        self.assertEqual((4096, 1024), (defaults.backlog, defaults.max_queued))
 
     def test_serve_forever_returns_after_stop(self):
         api_server = server.Server(hello_app, '127.0.0.1', 0, threads=2)
