@@ -101,6 +101,18 @@ class NovaClient:
                 self._adapter = _load_proxy(self._conf)
             return self._adapter
 
+    def reach(self, timeout):
+        """None when Nova's compute API answers its root document within
+        ``timeout`` seconds, else what went wrong."""
+        try:
+            response = self._proxy().get('/', raise_exc=False,
+                                         timeout=timeout)
+        except Exception as error:
+            return '%s: %s' % (type(error).__name__, error)
+        if response.status_code >= 500:
+            return 'it answered %d' % response.status_code
+        return None
+
     def send_events(self, events):
         """POST ``events`` to Nova in one request; return whether Nova took them
         (or has none of their servers: nothing waits for them then).

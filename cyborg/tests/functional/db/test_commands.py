@@ -65,8 +65,12 @@ class CommandsTestMixin:
 
         code, printed, output = _run('status', self.config_file, 'upgrade',
                                      'check')
-        self.assertEqual(0, code, output)
-        self.assertIn('Success', printed)
+        # Warnings: neither [placement] nor [nova] is configured here.
+        self.assertEqual(1, code, output)
+        self.assertIn('The database schema is at %s.'
+                      % migration.head_revision(), printed)
+        self.assertIn('[placement] is not configured', printed)
+        self.assertIn('[nova] is not configured', printed)
 
 
 class SQLiteCommandsTest(CommandsTestMixin, base.TestCase):
