@@ -6,20 +6,25 @@ own database migrations and its ``file`` store, served by
 ``cyborg.api.server`` on a local port, with an SQLite database and the
 image files under ``<state_dir>/glance``.
 
-No Keystone: the pipeline is Glance's no-auth flavour (its
+No Keystone by default: the pipeline is Glance's no-auth flavour (its
 ``unauthenticated-context`` filter makes every request an administrator's
 without roles or project), and Glance's legacy policy defaults
 (``[oslo_policy] enforce_new_defaults = False``) let such a request create,
 upload, tag, list and download images. Clients use ``auth_type = none``.
+
+Given ``keystone_authtoken`` options, Glance runs its ``keystone``
+flavour instead, for tests: keystonemiddleware's auth_token validates each
+request's token against that Keystone and Glance's own context and policy
+defaults decide, as in a deployment.
 
 Unlike Placement, Glance reads ``oslo_config.cfg.CONF`` (the process's
 global configuration, which is cyborg's): each Glance module binds it when
 it is imported. So Glance's modules are imported with ``cfg.CONF``
 replaced, for that moment only, by a ConfigOpts of Glance's own
 (``glance_config``); setup code that looks ``cfg.CONF`` up when it runs
-(oslo.db, oslo.middleware) runs in the same window. Glance's settings
-therefore never mix with cyborg's, but they are process-wide: one Glance
-at a time per process.
+(oslo.db, oslo.middleware, keystonemiddleware) runs in the same window.
+Glance's settings therefore never mix with cyborg's, but they are
+process-wide: one Glance at a time per process.
 """
 
 import contextlib
@@ -32,6 +37,8 @@ import threading
 import warnings
 
 from alembic import command as alembic_command
+from keystoneauth1 import loading as ks_loading
+from keystonemiddleware import auth_token
 from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
 import oslo_messaging
@@ -51,18 +58,26 @@ STORE_DIRECTORIES = {STORE: 'images', 'os_glance_staging_store': 'staging',
 RESERVED_STORES = {'os_glance_staging_store': 'file',
                    'os_glance_tasks_store': 'file'}
 PASTE_APP = 'glance-api'
+KEYSTONE_FLAVOR = 'keystone'
+AUTHTOKEN_GROUP = 'keystone_authtoken'
 
-# Glance's own API pipeline without auth: the factories are those of
-# Glance's paste file (etc/glance-api-paste.ini), flavour "default" without
-# the CORS and profiler filters, which would read /etc/glance themselves.
+# Glance's own API pipelines: the factories are those of Glance's paste file
+# (etc/glance-api-paste.ini), flavours "default" (no auth) and "keystone"
+# without the CORS and profiler filters, which would read /etc/glance
+# themselves.
 PASTE_CONFIG = """\
 [composite:glance-api]
+paste.composite_factory = glance.api:root_app_factory
+/: api
+
+[composite:glance-api-keystone]
 paste.composite_factory = glance.api:root_app_factory
 /: api
 
 [composite:api]
 paste.composite_factory = glance.api:pipeline_factory
 default = http_proxy_to_wsgi versionnegotiation unauthenticated-context rootapp
+keystone = http_proxy_to_wsgi versionnegotiation authtoken context rootapp
 
 [composite:rootapp]
 paste.composite_factory = glance.api:root_app_factory
@@ -85,6 +100,13 @@ glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
 
 [filter:http_proxy_to_wsgi]
 paste.filter_factory = oslo_middleware:HTTPProxyToWSGI.factory
+
+[filter:authtoken]
+paste.filter_factory = keystonemiddleware.auth_token:filter_factory
+delay_auth_decision = true
+
+[filter:context]
+paste.filter_factory = glance.api.middleware.context:ContextMiddleware.factory
 """
 
 CONFIG_FILE_TEXT = """\
@@ -115,6 +137,8 @@ GLANCE_MODULES = (
 
 _CONFIG = None
 _CONFIG_LOCK = threading.Lock()
+# The auth plugin options registered on it for a Glance with Keystone.
+_AUTH_PLUGIN_OPTS = []
 # Held while a Glance runs: its settings are process-wide.
 _RUNNING = threading.Lock()
 
@@ -200,13 +224,16 @@ class StatePaths:
             json.dump({}, schema_file)
 
 
-def configure(config, paths):
+def configure(config, paths, keystone_authtoken=None):
     """Give Glance's ``config`` the settings of a Glance kept in ``paths``.
 
     Settings are overrides, so that no file can turn Keystone or another
     store on; whatever an earlier Glance of this process set is forgotten.
+    With ``keystone_authtoken`` (that group's options), Glance validates
+    tokens with keystonemiddleware and keeps its own policy defaults.
     """
     config.reset()
+    _unregister_auth_plugin_opts(config)
     overrides = {
         None: {'enabled_backends': {STORE: 'file'},
                'transport_url': 'fake://'},
@@ -215,6 +242,12 @@ def configure(config, paths):
         'oslo_policy': {'enforce_new_defaults': False},
         'oslo_messaging_notifications': {'driver': ['noop']},
     }
+    if keystone_authtoken is not None:
+        _register_authtoken_opts(config, keystone_authtoken)
+        overrides['paste_deploy']['flavor'] = KEYSTONE_FLAVOR
+        # Callers have roles and a project: Glance's own policy defaults.
+        del overrides['oslo_policy']
+        overrides[AUTHTOKEN_GROUP] = dict(keystone_authtoken)
     for group, values in overrides.items():
         for name, value in values.items():
             config.set_override(name, value, group=group)
@@ -229,6 +262,34 @@ def configure(config, paths):
     for store, directory in paths.stores.items():
         config.set_override('filesystem_store_datadir', directory,
                             group=store)
+
+
+def _register_authtoken_opts(config, keystone_authtoken):
+    """keystonemiddleware's options, and its auth plugin's, on ``config``.
+
+    keystonemiddleware registers its own on the ConfigOpts that was
+    ``cfg.CONF`` when it was imported (cyborg's) but reads the one that is
+    ``cfg.CONF`` when Glance's pipeline is built (Glance's); it registers
+    the plugin's when it loads the plugin, after the overrides are set.
+    """
+    for group, opts in auth_token.list_opts():
+        config.register_opts(opts, group=group)
+    ks_loading.register_auth_conf_options(config, AUTHTOKEN_GROUP)
+    auth_type = keystone_authtoken.get('auth_type')
+    if auth_type:
+        plugin_opts = ks_loading.get_auth_plugin_conf_options(auth_type)
+        config.register_opts(plugin_opts, group=AUTHTOKEN_GROUP)
+        _AUTH_PLUGIN_OPTS.extend(plugin_opts)
+
+
+def _unregister_auth_plugin_opts(config):
+    """Forget the auth plugin's options an earlier Glance registered.
+
+    Some are required (``auth_url``): a Glance without Keystone would fail
+    to load its configuration. ``config`` must have been reset.
+    """
+    while _AUTH_PLUGIN_OPTS:
+        config.unregister_opt(_AUTH_PLUGIN_OPTS.pop(), group=AUTHTOKEN_GROUP)
 
 
 class _MissingStoreNoise(logging.Filter):
@@ -387,13 +448,17 @@ class EmbeddedGlance:
     """Glance on ``host:port``, its state in ``<state_dir>/glance``.
 
     One per process may run at a time (Glance's settings are global).
+    ``keystone_authtoken``: see ``configure``; None (no Keystone) for the
+    all-in-one.
     """
 
-    def __init__(self, state_dir, host='127.0.0.1', port=9292, threads=None):
+    def __init__(self, state_dir, host='127.0.0.1', port=9292, threads=None,
+                 keystone_authtoken=None):
         self.paths = StatePaths(state_dir)
         self.host = host
         self.port = port
         self.threads = threads
+        self.keystone_authtoken = keystone_authtoken
         self._server = None
         self._close_database = None
         self._running = False
@@ -421,7 +486,7 @@ class EmbeddedGlance:
         config = glance_config()
         self.paths.write_config_files()
         with _as_global_config(config):
-            configure(config, self.paths)
+            configure(config, self.paths, self.keystone_authtoken)
             create_stores(config)
             self._close_database = open_database(self.paths.database_url)
             sync_database()
