@@ -60,20 +60,23 @@ def sync_host(context, placement, host):
             _sync(context, placement, host, written)
         except exception.PlacementUnavailable as error:
             written.clear()
-            # A Placement that is down or not configured yet is not the
-            # reporting agent's fault: the database is committed, so the
-            # next report (or device change) tries again.
-            log = (LOG.error
-                   if isinstance(error, exception.PlacementNotConfigured)
-                   else LOG.warning)
-            log('Resource providers of host %s not synced: %s. The next '
-                'inventory report of %s (or a change of one of its devices) '
-                'syncs them again.', host, error, host)
-            return False
+            unavailable = error
         except Exception:
             written.clear()
             raise
-    return True
+        else:
+            return True
+    # A Placement that is down or not configured yet is not the reporting
+    # agent's fault: the database is committed, so the next report (or
+    # device change) tries again. Logged outside the handler, where
+    # oslo.log would append the exception's text a second time.
+    log = (LOG.error
+           if isinstance(unavailable, exception.PlacementNotConfigured)
+           else LOG.warning)
+    log('Resource providers of host %s not synced: %s. The next inventory '
+        'report of %s (or a change of one of its devices) syncs them again.',
+        host, unavailable, host)
+    return False
 
 
 def desired_providers(context, host):

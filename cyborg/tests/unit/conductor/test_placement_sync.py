@@ -1,6 +1,7 @@
 """placement_sync against the real openstack-placement and a SQLite database."""
 
 import logging
+import sys
 
 import fixtures
 from oslo_utils import uuidutils
@@ -433,6 +434,49 @@ class TestSyncHostEdges(PlacementSyncTestCase):
         self.placement.adapter.delete('/allocations/%s' % consumer)
         self._sync()
         self.assertIsNone(self.client.get_provider(rp_uuid))
+
+    def test_providers_of_a_card_removed_during_an_outage_are_deleted(self):
+        # Placement goes away with its data, the card's rows are deleted
+        # meanwhile, then Placement comes back: the next sync finds the
+        # providers no deployable wants by comparing the two.
+        self._sync()
+        gone = {self.pci_function.rp_uuid}
+        self.placement.stop()
+        deployable_queries.destroy(self.context, self.pci_function.uuid)
+        self.assertFalse(self._sync())
+        self.placement.start()
+
+        self.assertTrue(self._sync())
+
+        self.assertEqual({HOST, HOST + '_fpga-0000:5e:00.0-region0',
+                          HOST + '_fpga-0000:5e:00.0-region1'},
+                         set(self._tree()))
+        for rp_uuid in gone:
+            self.assertIsNone(self.client.get_provider(rp_uuid))
+
+    def test_an_outage_is_logged_outside_the_exception_handler(self):
+        # oslo.log appends the exception being handled to a WARNING logged
+        # inside an except block: the reason would be written twice.
+        class HandledAtEmit(logging.Handler):
+            def __init__(self):
+                super().__init__(logging.WARNING)
+                self.seen = []
+
+            def emit(self, record):
+                self.seen.append((record.getMessage(), sys.exc_info()[1]))
+
+        handler = HandledAtEmit()
+        logger = logging.getLogger(placement_sync.__name__)
+        logger.addHandler(handler)
+        self.addCleanup(logger.removeHandler, handler)
+        self.placement.stop()
+
+        self.assertFalse(self._sync())
+
+        self.assertEqual(1, len(handler.seen), handler.seen)
+        message, handled = handler.seen[0]
+        self.assertIn('Placement cannot be reached', message)
+        self.assertIsNone(handled)
 
     def test_a_placement_answering_503_counts_as_unreachable(self):
         endpoint = 'http://%s/placement' % uuidutils.generate_uuid()
