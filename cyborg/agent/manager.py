@@ -7,7 +7,6 @@ driver discovered for it is kept (``DeployableCache``), and binds find the
 attach handles the conductor names there instead of discovering again.
 """
 
-import json
 import logging
 import threading
 import time
@@ -18,6 +17,7 @@ from stevedore import named
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.agent import preparing
 from cyborg.agent import programming
 from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers_base
@@ -30,10 +30,6 @@ BINARY = 'cyborg-agent'
 DRIVER_NAMESPACE = 'cyborg.accelerator.driver'
 # How long stopping waits for a report under way before giving up on it.
 REPORT_STOP_TIMEOUT = 10
-# prepare_arqs answers this many seconds before its caller stops waiting,
-# but works at least PREPARE_MIN_SECONDS.
-PREPARE_ANSWER_MARGIN = 1
-PREPARE_MIN_SECONDS = 0.5
 
 
 class UnknownDriver(exception.CyborgException):
@@ -96,7 +92,7 @@ class AgentManager:
     rather than trusting what it saw before.
     """
 
-    target = oslo_messaging.Target(version='1.2')
+    target = oslo_messaging.Target(version='1.3')
 
     def __init__(self, host=None, driver_names=None):
         """Load the drivers (default: [agent] enabled_drivers).
@@ -111,6 +107,7 @@ class AgentManager:
         self.deployables = DeployableCache()
         # Downloads bitstreams with the agent's own [glance] credentials.
         self.glance = glance_client.GlanceClient(conf.CONF)
+        self.preparer = preparing.Preparer(self)
         self._report_thread = None
         self._report_stop = None
         # Set to send the next inventory report now (after programming).
@@ -125,34 +122,37 @@ class AgentManager:
     def prepare_arqs(self, context, arqs, timeout=None):
         """Prepare the attach handle of each ARQ with the driver that has it.
 
-        See ``AgentAPI.prepare_arqs`` for ``arqs`` and the answer. Each
-        handle is looked up in the cached inventory (see the class); a
-        driver concerned discovers at most once for the whole call, and a
-        handle it does not report even then, or a driver that fails, fails
-        its ARQs only. The handles are prepared in parallel; with
-        ``timeout`` (how long the caller waits) the answer comes a little
-        before it, and an ARQ whose preparation is still running then
-        fails, so that one stuck device does not take the others of the
-        call down with it.
+        See ``AgentAPI.prepare_arqs`` for ``arqs`` and the answer;
+        ``cyborg.agent.preparing`` does it. Each handle is looked up in the
+        cached inventory (see the class); a driver concerned discovers at
+        most once for the whole call, and a handle it does not report even
+        then, or a driver that fails, fails its ARQs only. An ARQ naming a
+        ``bitstream_id`` has it downloaded and loaded by the driver's
+        ``prepare`` first. The handles are prepared in parallel (those of a
+        deployable being programmed one after the other); with ``timeout``
+        (how long the caller waits) the answer comes a little before it,
+        and an ARQ whose preparation is still running then fails, so that
+        one stuck device does not take the others of the call down with it.
         """
-        answers = _Answers()
-        rediscovered = set()
-        threads = []
-        for arq in arqs:
-            try:
-                found = self._find_attach_handle(arq, rediscovered)
-            except Exception as error:
-                answers.record(arq['uuid'], {'prepared': False,
-                                             'reason': str(error)})
-                continue
-            threads.append(_start_preparing(arq, found, answers))
-        _join_until(threads, timeout)
-        answer = answers.final(arqs, 'still preparing after %s s' % timeout)
+        answer = self.preparer.prepare(
+            arqs, timeout, conf.CONF.agent.max_bitstream_bytes)
         failed = sorted(uuid for uuid, result in answer.items()
                         if not result['prepared'])
         LOG.info('Prepared %d attach handle(s) for ARQs%s',
                  len(answer) - len(failed),
                  '; failed: %s' % ', '.join(failed) if failed else '')
+        return answer
+
+    @oslo_messaging.expose
+    def release_arqs(self, context, handles, timeout=None):
+        """Have the drivers give back what they prepared for ``handles``.
+
+        See ``AgentAPI.release_arqs``; ``cyborg.agent.preparing`` does it. A
+        release older than the last prepare of its handle is ignored.
+        """
+        answer = self.preparer.release(handles, timeout)
+        released = sum(1 for result in answer if result['released'])
+        LOG.info('Released %d of %d attach handle(s)', released, len(answer))
         return answer
 
     @oslo_messaging.expose
@@ -173,37 +173,6 @@ class AgentManager:
                  drivers_base.ProgramResult(result['code']).name,
                  result['message'])
         return result
-
-    def _find_attach_handle(self, arq, rediscovered):
-        """(device, deployable, handle, driver) of an ARQ, from the inventory.
-
-        The cached inventory is searched first; then each driver concerned
-        not yet in ``rediscovered`` (the drivers that discovered during
-        this call) discovers, refreshing the cache, and joins it.
-
-        :raises: PrepareFailed when no driver reports that handle now; what
-            a driver's discover() raises
-        """
-        names = ([arq['driver_name']]
-                 if arq.get('driver_name') in self.drivers
-                 else list(self.drivers))
-        for name in names:
-            found = _attach_handle_in(self.deployables.get(name), arq)
-            if found is not None:
-                return found + (self.drivers[name],)
-        for name in names:
-            if name in rediscovered:
-                continue
-            index = self.deployables.replace(name,
-                                             self.drivers[name].discover())
-            rediscovered.add(name)
-            found = _attach_handle_in(index, arq)
-            if found is not None:
-                return found + (self.drivers[name],)
-        raise drivers_base.PrepareFailed(
-            'host %s no longer reports attach handle %s %s of deployable %s'
-            % (self.host, arq['attach_type'], _canonical(arq['attach_info']),
-               arq['deployable_name']))
 
     def discover(self):
         """Every device the enabled drivers see, as DriverDevice trees."""
@@ -333,87 +302,6 @@ class AgentManager:
             context, self.host, BINARY, rpcapi.TOPIC,
             timeout=conf.CONF.report_interval)
 
-
-
-class _Answers:
-    """The answer of one prepare_arqs call, filled by its threads."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._results = {}
-
-    def record(self, uuid, result):
-        """Keep ``result`` for ARQ ``uuid`` unless it has one already."""
-        with self._lock:
-            self._results.setdefault(uuid, result)
-
-    def final(self, arqs, reason):
-        """The answer now: ARQs without a result fail with ``reason``.
-
-        A preparation finishing later records nothing any more.
-        """
-        with self._lock:
-            for arq in arqs:
-                self._results.setdefault(arq['uuid'], {'prepared': False,
-                                                       'reason': reason})
-            return dict(self._results)
-
-
-def _start_preparing(arq, found, answers):
-    """Prepare ``found`` (device, deployable, handle, driver) in a thread."""
-    def prepare():
-        answers.record(arq['uuid'], _prepare(arq, *found))
-
-    thread = threading.Thread(target=prepare, daemon=True,
-                              name='prepare-%s' % arq['uuid'])
-    thread.start()
-    return thread
-
-
-def _prepare(arq, device, deployable, handle, driver):
-    """Have ``driver`` prepare ``handle`` for ``arq``; return its result."""
-    try:
-        driver.prepare(device, deployable, handle,
-                       arq.get('request_group') or {})
-    except drivers_base.PrepareFailed as error:
-        return {'prepared': False, 'reason': str(error)}
-    except Exception as error:
-        LOG.exception('Preparing the attach handle of ARQ %s failed',
-                      arq['uuid'])
-        return {'prepared': False,
-                'reason': '%s: %s' % (type(error).__name__, error)}
-    return {'prepared': True, 'reason': None}
-
-
-def _join_until(threads, timeout):
-    """Wait for ``threads``; with ``timeout``, until a little before it."""
-    deadline = None
-    if timeout:
-        deadline = time.monotonic() + max(
-            PREPARE_MIN_SECONDS, timeout - PREPARE_ANSWER_MARGIN)
-    for thread in threads:
-        thread.join(None if deadline is None
-                    else max(0, deadline - time.monotonic()))
-
-
-def _attach_handle_in(index, arq):
-    """(device, deployable, handle) ``arq`` names in ``index``, or None.
-
-    ``index`` is an entry of DeployableCache (None: no entry).
-    """
-    found = (index or {}).get(arq['deployable_name'])
-    if found is None:
-        return None
-    device, deployable = found
-    wanted = (arq['attach_type'], _canonical(arq['attach_info']))
-    for handle in deployable.attach_handles:
-        if (handle.attach_type, _canonical(handle.attach_info)) == wanted:
-            return device, deployable, handle
-    return None
-
-
-def _canonical(info):
-    return json.dumps(info, sort_keys=True, separators=(',', ':'))
 
 
 def _index_deployables(devices):

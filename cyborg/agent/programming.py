@@ -4,12 +4,14 @@ The conductor has checked the request already (``cyborg.conductor.
 programming``); the agent finds the deployable in the inventory of its last
 report (``DeployableCache``, discovering again once when it is not there),
 downloads the image with its own [glance] credentials into a private
-temporary directory (hash verified, size bounded), has the vendor driver
-load it (``Driver.program``, ``cyborg.agent.drivers.base``) and removes the
-file whatever happened. The answer is seed 001's code and a message, as a
+temporary directory (hash verified, size bounded: ``downloaded``, which a
+bind's prepare step uses too), has the vendor driver load it
+(``Driver.program``, ``cyborg.agent.drivers.base``) and removes the file
+whatever happened. The answer is seed 001's code and a message, as a
 dict that crosses RPC: ``{'code': int, 'message': str}``.
 """
 
+import contextlib
 import logging
 import os
 import shutil
@@ -52,21 +54,52 @@ def program(request, drivers, deployables, glance, max_bytes):
                       'this host reports no deployable %s of driver %s'
                       % (request.deployable_name, request.driver_name))
     device, driver = found
+    try:
+        with downloaded(glance, request.image_id, max_bytes) as loaded:
+            path, bitstream = loaded
+            outcome = _call_driver(driver, device, path, request, bitstream)
+            # The caller knows the image, not this host's temporary file.
+            message = hide_path(outcome.message, path, request.image_id)
+    except DownloadFailed as error:
+        return answer(error.code, error.message)
+    if outcome.succeeded:
+        refresh(deployables, request.driver_name, driver)
+    return answer(outcome.code, message or outcome.message)
+
+
+class DownloadFailed(Exception):
+    """A bitstream could not be downloaded: seed 001's ``code`` and a
+    ``message`` saying why."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@contextlib.contextmanager
+def downloaded(glance, image_id, max_bytes):
+    """Download image ``image_id`` into a private temporary directory.
+
+    Yields ``(path, bitstream)``: the file (hash verified, at most
+    ``max_bytes``) and its seed 002 metadata (None when they no longer
+    follow the standard); the directory is removed when the block ends,
+    whatever happened. Used by programming requests and by binds alike.
+
+    :raises: DownloadFailed (INVALID_BITSTREAM when the image cannot be
+        used, FAILED when Glance cannot be reached)
+    """
     directory = tempfile.mkdtemp(prefix='cyborg-program-')
     try:
         path = os.path.join(directory, FILE_NAME)
-        downloaded = _download(glance, request.image_id, path, max_bytes)
-        if isinstance(downloaded, dict):
-            return downloaded
-        outcome = _call_driver(driver, device, path, request, downloaded)
+        yield path, _download(glance, image_id, path, max_bytes)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    if outcome.succeeded:
-        _refresh(deployables, request.driver_name, driver)
-    # The caller knows the image, not this host's temporary file.
-    message = (outcome.message or '').replace(
-        path, 'image %s' % request.image_id)
-    return answer(outcome.code, message or outcome.message)
+
+
+def hide_path(message, path, image_id):
+    """``message`` naming the image instead of its temporary ``path``."""
+    return (message or '').replace(path, 'image %s' % image_id)
 
 
 class ProgramRequest:
@@ -95,14 +128,17 @@ def find_deployable(drivers, deployables, driver_name, deployable_name):
 
 
 def _download(glance, image_id, path, max_bytes):
-    """The Bitstream (or None) of the image written to ``path``, or the
-    failure answer when it cannot be downloaded."""
+    """The Bitstream (or None) of the image written to ``path``.
+
+    :raises: DownloadFailed
+    """
     try:
         image = glance.download(image_id, path, max_bytes)
     except _BAD_IMAGE as error:
-        return answer(ProgramResult.INVALID_BITSTREAM, error.message)
+        raise DownloadFailed(ProgramResult.INVALID_BITSTREAM,
+                             error.message) from error
     except exception.CyborgException as error:
-        return answer(ProgramResult.FAILED, error.message)
+        raise DownloadFailed(ProgramResult.FAILED, error.message) from error
     try:
         return bitstreams.Bitstream.from_image(image)
     except bitstreams.InvalidBitstream as error:
@@ -125,7 +161,7 @@ def _call_driver(driver, device, path, request, bitstream):
             ProgramResult.FAILED, '%s: %s' % (type(error).__name__, error))
 
 
-def _refresh(deployables, driver_name, driver):
+def refresh(deployables, driver_name, driver):
     """Discover again so that binds see the programmed region."""
     try:
         deployables.replace(driver_name, driver.discover())

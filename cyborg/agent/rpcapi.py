@@ -13,9 +13,11 @@ class AgentAPI:
     1.0 - initial version: ping
     1.1 - prepare_arqs
     1.2 - program
+    1.3 - prepare_arqs: an ARQ may name a bitstream_id to load first, and
+          its hold; release_arqs
     """
 
-    RPC_API_VERSION = '1.2'
+    RPC_API_VERSION = '1.3'
 
     def __init__(self):
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
@@ -33,17 +35,44 @@ class AgentAPI:
         ``arqs`` is a list of dicts, one per ARQ being bound on ``host``:
         ``uuid``, ``driver_name`` and ``deployable_name`` of the deployable,
         ``attach_type`` and ``attach_info`` (a dict) of the attach handle,
-        and ``request_group``, the ARQ's device profile group. Returns
-        ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``. The agent
-        is told ``timeout`` too, and answers before it with the ARQs still
-        being prepared failed.
+        ``request_group``, the ARQ's device profile group, ``hold``
+        (``{'arq': uuid, 'taken_at': ISO 8601 text}``: this ARQ's holding
+        of the handle, see ``release_arqs``) and ``bitstream_id``, the
+        Glance image to load into the deployable first, or None. Returns
+        ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``. The
+        agent is told ``timeout`` too, and answers before it with the ARQs
+        still being prepared failed. A call naming a bitstream asks for
+        1.3, so that an older agent refuses it rather than bind an
+        unprogrammed FPGA.
 
         :raises: oslo_messaging.MessagingTimeout when the agent does not
             answer within ``timeout`` seconds
         """
-        call_context = self._client.prepare(server=host, version='1.1',
+        version = '1.3' if any(arq.get('bitstream_id') for arq in arqs) \
+            else '1.1'
+        call_context = self._client.prepare(server=host, version=version,
                                             timeout=timeout)
         return call_context.call(context, 'prepare_arqs', arqs=arqs,
+                                 timeout=timeout)
+
+    def release_arqs(self, context, host, handles, timeout=None):
+        """Ask the agent of ``host`` to give back what it prepared for
+        ``handles`` (their ARQs were unbound or deleted).
+
+        Each dict of ``handles`` names a handle as ``prepare_arqs`` does
+        (``driver_name``, ``deployable_name``, ``attach_type``,
+        ``attach_info``), the ``hold`` being released and its
+        ``arq_uuid``; the agent ignores a release older than the last
+        prepare of that handle. Returns a
+        list, in order, of ``{'released': bool, 'stale': bool, 'reason':
+        str or None}`` (``stale``: ignored as older).
+
+        :raises: oslo_messaging.MessagingTimeout when the agent does not
+            answer within ``timeout`` seconds
+        """
+        call_context = self._client.prepare(server=host, version='1.3',
+                                            timeout=timeout)
+        return call_context.call(context, 'release_arqs', handles=handles,
                                  timeout=timeout)
 
     def program(self, context, host, driver_name, deployable_name, image_id,

@@ -20,7 +20,8 @@ MAX_HEADER = 'OpenStack-API-Maximum-Version'
 #   2.0 - the base API
 #   2.1 - the bind PATCH of an ARQ may carry /project_id (admin only)
 #   2.2 - GET /v2/device_profiles/{x} accepts a profile name as well as a uuid
-#   2.3 - devices carry status (enabled / maintaining)
+#   2.3 - devices carry status (enabled / maintaining); ARQs carry
+#         state_reason (an addition to upstream's 2.3: why a bind failed)
 MIN_VERSION = microversion_parse.Version(2, 0)
 MAX_VERSION = microversion_parse.Version(2, 3)
 
@@ -44,6 +45,12 @@ def supports_device_profile_by_name(version):
 
 def supports_device_status(version):
     """Whether device objects carry ``status`` (2.3)."""
+    return version >= microversion_parse.Version(2, 3)
+
+
+def supports_arq_state_reason(version):
+    """Whether ARQs carry ``state_reason`` (2.3; Nova's 2.0 sees upstream's
+    fields only)."""
     return version >= microversion_parse.Version(2, 3)
 
 

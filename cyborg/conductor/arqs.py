@@ -8,8 +8,12 @@ bind, an unbind or the binder finishing concurrently cannot both win.
 
 A bind is only recorded here (BindStarted with host, provider and
 instance); ``cyborg.conductor.binder.Binder`` finishes it after the
-commit. Callers other than admins and the service role see and change only
-their own project's ARQs; the others look missing (404). Those ownership
+commit. An unbind or a delete frees the attach handles in its transaction
+and, after the commit, has the agents give back what they prepared for
+them (``cyborg.conductor.releasing``).
+
+Callers other than admins and the service role see and change only their
+own project's ARQs; the others look missing (404). Those ownership
 rules are ``cyborg.policies.arq``'s, and a binding is checked by
 ``cyborg.objects.arq_binding``, the validator the API uses too.
 """
@@ -22,6 +26,7 @@ from oslo_utils import uuidutils
 from cyborg import exception
 from cyborg import objects
 from cyborg.db import api as db_api
+from cyborg.db.queries import arq_binding as binding_queries
 from cyborg.db.queries import arqs as arq_queries
 from cyborg.objects import arq_binding
 from cyborg.objects import fields
@@ -194,36 +199,63 @@ def _record_binds(context, bindings):
             % ', '.join(sorted(bindings)))
 
 
-def unbind(context, arq_uuids):
+def unbind(context, arq_uuids, releaser=None):
     """Unbind ARQs and free their attach handles in one transaction.
+
+    Then ``releaser`` (a ``releasing.Releaser``), when given, has the
+    agents give back what they prepared for those handles; its failures
+    are logged, the unbind stands.
 
     :raises: ResourceNotFound (404) for an unknown ARQ; Conflict (409) for
         an ARQ in a state it cannot be unbound from (or that changed state
         meanwhile). Nothing changes then.
     """
     uuids = _check_uuids(arq_uuids)
-    _unbind_rows(context, uuids)
+    held = _unbind_rows(context, uuids)
     LOG.info('ARQs unbound: %s', ', '.join(uuids))
+    _release(context, releaser, held)
 
 
 @db_api.writer
 def _unbind_rows(context, uuids):
+    """Unbind the ARQs; return the handles they held (``handles_held_by``)."""
     found = _locked(context, uuids)
     _check_states(found, STATES.UNBIND_FROM, 'unbind')
+    held = _held_handles(context, found)
     ids = [row['id'] for row in found.values()]
     changed = arq_queries.unbind_many(context, ids, STATES.UNBIND_FROM, timeutils.utcnow())
     if changed != len(ids):
         raise exception.Conflict(
             'ARQs %s changed state during the unbind; nothing was unbound.'
             % ', '.join(uuids))
+    return held
 
 
-def delete(context, arq_uuids=None, instance_uuid=None):
+def _held_handles(context, found):
+    """What the ARQs of ``found`` (locked rows) hold, read before it is
+    freed: one query, and none when no ARQ holds a handle."""
+    holding = [row['id'] for row in found.values()
+               if row['attach_handle_id'] is not None]
+    return binding_queries.handles_held_by(context, holding)
+
+
+def _release(context, releaser, held):
+    """Have the agents release ``held``, after the commit; never raises."""
+    if releaser is None or not held:
+        return
+    try:
+        releaser.release(context, held)
+    except Exception:
+        LOG.exception('Releasing attach handles %s failed',
+                      ', '.join(row['arq_uuid'] for row in held))
+
+
+def delete(context, arq_uuids=None, instance_uuid=None, releaser=None):
     """Delete ARQs, unbinding bound ones first, in one transaction.
 
     Exactly one of ``arq_uuids`` (all or nothing) and ``instance_uuid``
     (every ARQ of the instance; none is not an error). The attach handles
-    of the deleted ARQs are freed.
+    of the deleted ARQs are freed, then released as ``unbind`` does.
 
     :raises: Invalid (400) for both or neither; ResourceNotFound (404) for
         an unknown uuid among ``arq_uuids``; NotAuthorized (403) for Bound
@@ -240,8 +272,9 @@ def delete(context, arq_uuids=None, instance_uuid=None):
                                        % (instance_uuid,))
     else:
         uuids = None
-    deleted = _delete_rows(context, uuids, instance_uuid)
+    deleted, held = _delete_rows(context, uuids, instance_uuid)
     LOG.info('ARQs deleted: %s', ', '.join(deleted) or 'none')
+    _release(context, releaser, held)
 
 
 @db_api.writer
@@ -258,7 +291,8 @@ def _delete_rows(context, uuids, instance_uuid):
         raise exception.NotAuthorized(
             'Deleting Bound ARQs (%s) requires a service token. Use the '
             'Compute API to manage instance accelerators.' % ', '.join(bound))
+    held = _held_handles(context, found)
     if found:
         arq_queries.destroy_many(context, [row['id'] for row in found.values()],
                                  timeutils.utcnow())
-    return sorted(found)
+    return sorted(found), held

@@ -7,9 +7,13 @@ transaction of a fixed number of statements, whatever the number of ARQs:
 * ``claim`` leases the ARQs to a binder, loads them with their deployable
   and device, fails those that cannot be bound and gives each of the others
   a free attach handle of its deployable (``Work`` for the agent, a FAILED
-  ``Decision`` for the rest);
-* ``finish`` applies the ``Decision`` of each ARQ if it still can and
-  collects the server external events Nova is owed (``Events``).
+  ``Decision`` for the rest). ARQs asking for their region to be
+  programmed are set aside, and claimed again once Glance has said which
+  image they need (``cyborg.conductor.bind_programming``);
+* ``finish`` applies the ``Decision`` of each ARQ if it still can (a
+  failure's reason becomes the ARQ's ``state_reason``), records what the
+  batch loaded into regions and collects the server external events Nova
+  is owed (``Events``).
 
 The durations they need (how long a bind may take, how long a lease
 lasts) are handed in by the binder, from its settings.
@@ -22,6 +26,8 @@ import json
 import logging
 
 from cyborg.clients import nova as nova_client
+from cyborg.conductor import bind_programming
+from cyborg.conductor import releasing
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
@@ -56,9 +62,14 @@ class Work:
     attach_handle_id: int = None
     attach_type: str = None
     attach_info: dict = None
+    # When this ARQ took its handle (the handle's updated_at).
+    attach_handle_taken_at: datetime.datetime = None
+    deployable_id: int = None
     deployable_name: str = None
     driver_name: str = None
     request_group: dict = dataclasses.field(default_factory=dict)
+    # The image the agent loads into the deployable first, or None.
+    bitstream_id: str = None
 
     def for_agent(self):
         """The dict ``AgentAPI.prepare_arqs`` takes for this ARQ."""
@@ -66,7 +77,10 @@ class Work:
                 'deployable_name': self.deployable_name,
                 'attach_type': self.attach_type,
                 'attach_info': self.attach_info,
-                'request_group': self.request_group}
+                'request_group': self.request_group,
+                'hold': releasing.hold(self.uuid,
+                                       self.attach_handle_taken_at),
+                'bitstream_id': self.bitstream_id}
 
 
 class AttachHandleRace(Exception):
@@ -125,32 +139,55 @@ def _request_group(row):
 # -- claim --------------------------------------------------------------------
 
 @dataclasses.dataclass
-class _Claimed:
-    """What ``claim`` found so far: Work ready for the agent, FAILED
-    Decisions, and ``(row, Work)`` waiting for a free handle by deployable
-    row id."""
+class Claimed:
+    """What ``claim`` decided: ``work`` (a Work per ARQ to prepare on its
+    host), ``decisions`` (a FAILED or RETRY Decision per ARQ that cannot
+    be bound now), ``pending`` (first pass: the ARQs asking for
+    programming, set aside as ``bind_programming.Pending``) and
+    ``programming`` (second pass: ``bind_programming.Programs``, whose
+    ``images`` are the regions this claim locked for programming).
+    ``waiting`` holds ``(row, Work)`` waiting for a free handle, by
+    deployable row id."""
 
     work: list = dataclasses.field(default_factory=list)
     decisions: list = dataclasses.field(default_factory=list)
+    pending: list = dataclasses.field(default_factory=list)
+    programming: bind_programming.Programs = dataclasses.field(
+        default_factory=bind_programming.Programs)
     waiting: dict = dataclasses.field(
         default_factory=lambda: collections.defaultdict(list))
 
     def fail(self, row, reason):
         self.decisions.append(failed(row, reason))
 
+    def retry(self, row, reason):
+        self.decisions.append(Decision(
+            row['id'], row['uuid'], row['instance_uuid'], RETRY, ANY_HANDLE,
+            reason, bind_started_at(row)))
+
+    def drop(self, row, item):
+        """Take ``item`` (of ``row``) back out of ``work`` or ``waiting``."""
+        if item in self.work:
+            self.work.remove(item)
+        else:
+            self.waiting[row['deployable_row_id']].remove((row, item))
+
 
 @db_api.writer
-def claim(context, arq_uuids, owner, now, bind_timeout, lease):
+def claim(context, arq_uuids, owner, now, bind_timeout, lease,
+          resolved=None):
     """Lease the ARQs and give each a free attach handle, in one transaction.
 
     ``bind_timeout`` (a timedelta) is how long a bind may take from when
     it was recorded; ``lease`` how long the lease taken here lasts. An ARQ
-    whose deployable is being programmed (``cyborg.conductor.programming``)
-    fails.
+    whose deployable is being programmed (``cyborg.conductor.programming``,
+    or another bind) fails. Without ``resolved``, an ARQ whose group asks
+    for programming is set aside (``Claimed.pending``); with it (a
+    ``bind_programming.Resolved``, for those ARQs) they are claimed, their
+    regions locked for programming (``bind_programming``).
 
-    Returns ``(work, decisions)``: a Work per ARQ to prepare on its host,
-    and a FAILED Decision per ARQ that cannot be bound. ARQs that another
-    binder holds, or that left BindStarted, are in neither.
+    Returns a Claimed. ARQs that another binder holds, or that left
+    BindStarted, are in none of its lists.
 
     :raises: AttachHandleRace when the compare-and-set on the handles
         finds one taken; nothing is written then.
@@ -160,43 +197,40 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease):
     programming = deployable_queries.being_programmed(
         context, {row['deployable_row_id'] for row in rows
                   if row['deployable_row_id'] is not None}, now)
-    claimed = _Claimed()
+    claimed = Claimed()
     for row in rows:
-        _check(claimed, row, now, bind_timeout, programming)
+        _check(claimed, row, now, bind_timeout, programming, resolved)
+    if resolved is None:
+        _add_region_attributes(context, claimed)
+    else:
+        _reserve_regions(context, claimed, owner, now, resolved)
     assignments = _assign_free_handles(context, claimed, now)
     queries.assign_attach_handles(context, assignments, owner)
-    return claimed.work, claimed.decisions
+    return claimed
 
 
-def _check(claimed, row, now, bind_timeout, programming=frozenset()):
+def _check(claimed, row, now, bind_timeout, programming=frozenset(),
+           resolved=None):
     """Fail the ARQ ``row`` if it cannot be bound, else keep it as Work:
-    ready when it already holds a handle, waiting for one otherwise.
+    ready when it already holds a handle, waiting for one otherwise (or
+    pending, when it asks for programming and ``resolved`` is None).
 
     ``programming`` holds the ids of the deployables being programmed.
     """
     started_at = bind_started_at(row)
-    deadline = started_at + bind_timeout
     item = Work(arq_id=row['id'], uuid=row['uuid'],
                 hostname=row['hostname'],
                 instance_uuid=row['instance_uuid'],
-                started_at=started_at, deadline=deadline,
+                started_at=started_at, deadline=started_at + bind_timeout,
+                deployable_id=row['deployable_row_id'],
                 deployable_name=row['deployable_name'],
                 driver_name=row['deployable_driver_name'],
                 request_group=_request_group(row))
-    if now >= deadline:
-        claimed.fail(row, 'not bound within bind_timeout')
-    elif row['deployable_row_id'] is None:
-        claimed.fail(row, 'no deployable has resource provider %s'
-                     % row['device_rp_uuid'])
-    elif row['device_hostname'] != row['hostname']:
-        claimed.fail(row, 'resource provider %s is on host %s, not %s' % (
-            row['device_rp_uuid'], row['device_hostname'], row['hostname']))
-    elif row['device_status'] == DISABLED_DEVICE_STATUS:
-        claimed.fail(row, 'the device of resource provider %s is disabled'
-                     % row['device_rp_uuid'])
-    elif row['deployable_row_id'] in programming:
-        claimed.fail(row, 'deployable %s is being programmed'
-                     % row['deployable_name'])
+    reason = _refusal(row, now >= item.deadline, programming)
+    if reason is not None:
+        claimed.fail(row, reason)
+    elif not _may_program(claimed, row, item, resolved):
+        return
     elif row['attach_handle_id'] is not None:
         # Taken over from a binder that had already chosen the handle.
         if row['attach_handle_deployable_id'] != row['deployable_row_id']:
@@ -206,9 +240,87 @@ def _check(claimed, row, now, bind_timeout, programming=frozenset()):
         item.attach_handle_id = row['attach_handle_id']
         item.attach_type = row['attach_handle_type']
         item.attach_info = json.loads(row['attach_handle_info'])
+        item.attach_handle_taken_at = row['attach_handle_updated_at']
         claimed.work.append(item)
     else:
         claimed.waiting[row['deployable_row_id']].append((row, item))
+
+
+def _refusal(row, late, programming):
+    """Why the ARQ ``row`` cannot be bound at all, or None."""
+    if late:
+        return 'not bound within bind_timeout'
+    if row['deployable_row_id'] is None:
+        return ('no deployable has resource provider %s'
+                % row['device_rp_uuid'])
+    if row['device_hostname'] != row['hostname']:
+        return 'resource provider %s is on host %s, not %s' % (
+            row['device_rp_uuid'], row['device_hostname'], row['hostname'])
+    if row['device_status'] == DISABLED_DEVICE_STATUS:
+        return ('the device of resource provider %s is disabled'
+                % row['device_rp_uuid'])
+    if row['deployable_row_id'] in programming:
+        return 'deployable %s is being programmed' % row['deployable_name']
+    return None
+
+
+def _may_program(claimed, row, item, resolved):
+    """Whether the ARQ goes on to take a handle: yes when it asks for no
+    programming or its request allows it (``bind_programming.choose``);
+    no when it is set aside (first pass) or fails."""
+    request = bind_programming.request_of(item.request_group)
+    if request is None:
+        return True
+    if resolved is None:
+        claimed.pending.append(bind_programming.Pending(
+            row['id'], row['uuid'], request,
+            bind_programming.Region.of_row(row)))
+        return False
+    try:
+        reason = bind_programming.choose(claimed.programming, row, item,
+                                         request, resolved)
+    except KeyError:
+        claimed.retry(row, 'its request changed while Glance was asked')
+        return False
+    if reason is not None:
+        claimed.fail(row, reason)
+        return False
+    return True
+
+
+def _add_region_attributes(context, claimed):
+    """Give the regions of the pending ARQs their attributes (one query)."""
+    if not claimed.pending:
+        return
+    attributes = deployable_queries.attributes_of(
+        context, {item.region.deployable_id for item in claimed.pending})
+    claimed.pending = [dataclasses.replace(item, region=dataclasses.replace(
+        item.region, attributes=attributes[item.region.deployable_id]))
+        for item in claimed.pending]
+
+
+def _reserve_regions(context, claimed, owner, now, resolved):
+    """Fail the ARQs of regions other binds' ARQs hold, and take the
+    programming lock of the regions left for ``owner``.
+
+    :raises: AttachHandleRace when a lock was taken meanwhile.
+    """
+    programs = claimed.programming
+    if not programs.images:
+        return
+    holders = queries.holders_of(context, list(programs.images),
+                                 resolved.batch_arq_ids)
+    for row, item, reason in bind_programming.refused_regions(programs,
+                                                               holders):
+        claimed.drop(row, item)
+        claimed.fail(row, reason)
+    if not programs.images:
+        return
+    taken = deployable_queries.lock_for_bind(
+        context, list(programs.images), owner, now,
+        bind_programming.lock_expiry(programs))
+    if taken != len(programs.images):
+        raise AttachHandleRace()
 
 
 def _free_handles(context, deployable_ids):
@@ -251,6 +363,7 @@ def _assign_free_handles(context, claimed, now):
             item.attach_handle_id = handle['id']
             item.attach_type = handle['attach_type']
             item.attach_info = json.loads(handle['attach_info'])
+            item.attach_handle_taken_at = now
             assignments[row['id']] = (handle['id'], deployable_id)
             claimed.work.append(item)
     taken = attach_handles.take(
@@ -272,11 +385,13 @@ class _Applied:
     released: list = dataclasses.field(default_factory=list)
     bound_ids: list = dataclasses.field(default_factory=list)
     failed_ids: list = dataclasses.field(default_factory=list)
+    failed_reasons: dict = dataclasses.field(default_factory=dict)
     freed_handles: list = dataclasses.field(default_factory=list)
 
 
 @db_api.writer
-def finish(context, decisions, owner, now, lease, instance_uuids=()):
+def finish(context, decisions, owner, now, lease, instance_uuids=(),
+           programmed=None):
     """Apply ``decisions`` and collect the events Nova is owed, in one transaction.
 
     A decision applies to an ARQ still in the bind it was made for (still
@@ -289,7 +404,9 @@ def finish(context, decisions, owner, now, lease, instance_uuids=()):
     Every ARQ of the instances concerned is locked, so the events of an
     instance are collected once, by the transaction that ends its last
     bind. ``lease`` (a timedelta) is how long the events are leased to
-    their sender.
+    their sender. ``programmed`` (``bind_programming.outcomes``) maps the
+    regions ``owner`` locked for programming to the image they now hold
+    (None: unknown); they are recorded and their locks freed.
 
     Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
     external events to send (``Events``, which also names their lease).
@@ -303,6 +420,8 @@ def finish(context, decisions, owner, now, lease, instance_uuids=()):
     for decision in decisions:
         _apply(applied, decision, rows.get(decision.arq_id), owner)
     _write(context, applied, owner, now)
+    if programmed:
+        deployable_queries.finish_bind_programming(context, programmed, owner)
     events = _collect_events(context, rows, applied.ended, owner,
                              now + lease, now)
     return applied.ended, events
@@ -336,6 +455,7 @@ def _apply(applied, decision, row, owner):
                  row['instance_uuid'])
     else:
         applied.failed_ids.append(row['id'])
+        applied.failed_reasons[row['id']] = decision.reason
         if row['attach_handle_id'] is not None:
             applied.freed_handles.append(row['attach_handle_id'])
         row['state'] = BIND_FAILED
@@ -348,7 +468,8 @@ def _apply(applied, decision, row, owner):
 def _write(context, applied, owner, now):
     """End the binds, free the handles and give up the leases applied."""
     queries.end_binds(context, applied.bound_ids, BOUND, now, False)
-    queries.end_binds(context, applied.failed_ids, BIND_FAILED, now, True)
+    queries.end_binds(context, applied.failed_ids, BIND_FAILED, now, True,
+                      applied.failed_reasons)
     attach_handles.free(context, applied.freed_handles, now)
     if owner is not None:
         queries.release_leases(context, applied.released, owner)

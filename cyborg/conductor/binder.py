@@ -6,7 +6,10 @@ an ARQ in BindStarted is the durable record of bind work, and the binder
 finishes every such ARQ, including those of a conductor that died.
 
 One bind request (a batch) costs two transactions and one agent call per
-host, whatever the number of ARQs:
+host, whatever the number of ARQs (a batch whose profile groups ask for
+FPGA programming costs one more transaction, a second ``claim`` after
+Glance has been asked which bitstreams it needs:
+``cyborg.conductor.bind_programming``):
 
 1. ``bind_transactions.claim``: lease the ARQs to this binder, load them
    with their deployable (the one whose provider is ``device_rp_uuid``) and
@@ -31,7 +34,8 @@ fails binds older than ``bind_timeout``, takes over binds whose lease ran
 out (their conductor died) and sends events still owed.
 
 The binder reads no configuration: the conductor's manager builds its
-``BindSettings`` once and hands them in.
+``BindSettings`` once and hands them in, and the Nova and Glance clients'
+factories.
 """
 
 import collections
@@ -50,6 +54,7 @@ from oslo_utils import timeutils
 
 from cyborg import context as cyborg_context
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.conductor import bind_programming
 from cyborg.conductor import bind_transactions as transactions
 from cyborg.db.queries import arq_binding as queries
 
@@ -104,15 +109,18 @@ class Binder:
     ``settings`` is a BindSettings. ``nova`` is a callable without
     arguments returning the NovaClient, called once, when the first events
     are sent (so that the client logs in only in the process that sends
-    them). ``agents`` (an AgentAPI) defaults to the real one, made on
-    first use.
+    them). ``glance``, a callable without arguments returning a
+    GlanceClient with the conductor's own credentials, is called for each
+    batch asking for programming (without it such ARQs fail). ``agents``
+    (an AgentAPI) defaults to the real one, made on first use.
     """
 
-    def __init__(self, host, settings, nova, agents=None):
+    def __init__(self, host, settings, nova, agents=None, glance=None):
         self.host = host
         self.settings = settings
         self.owner = self._new_owner()
         self._agents = agents
+        self._glance_factory = glance
         self._nova_factory = nova
         self._nova = None
         self._nova_lock = threading.Lock()
@@ -244,24 +252,55 @@ class Binder:
         Returns ``{arq_uuid: state}`` of the ARQs this call moved out of
         BindStarted.
         """
-        work, decisions = self._claim(arq_uuids)
+        claimed = self._claim(arq_uuids)
+        work, decisions = claimed.work, claimed.decisions
+        locked = {}
+        if claimed.pending:
+            programmed = self._claim_programmed(claimed)
+            work = work + programmed.work
+            decisions = decisions + programmed.decisions
+            locked = programmed.programming.images
         by_host = collections.defaultdict(list)
         for item in work:
             by_host[item.hostname].append(item)
-        decisions.extend(self._prepare_hosts(by_host))
+        try:
+            decisions.extend(self._prepare_hosts(by_host))
+        except Exception:
+            # Programming, if any, may have begun: what the regions hold
+            # is unknown, and their locks are given back.
+            transactions.finish(self._context, [], self.owner,
+                                timeutils.utcnow(), self.settings.lease,
+                                programmed=dict.fromkeys(locked))
+            raise
+        prepared = {decision.uuid for decision in decisions
+                    if decision.outcome == PREPARED}
         ended, events = transactions.finish(
             self._context, decisions, self.owner, timeutils.utcnow(),
-            self.settings.lease)
+            self.settings.lease,
+            programmed=bind_programming.outcomes(work, prepared))
         self._notify(events)
         return ended
 
-    def _claim(self, arq_uuids):
+    def _claim_programmed(self, claimed):
+        """Ask Glance what the ARQs ``claimed`` set aside need, and claim
+        them again with the answers."""
+        glance = self._glance_factory() if self._glance_factory else None
+        targets = bind_programming.resolve(glance, claimed.pending)
+        batch = {item.arq_id for item in claimed.work}
+        batch.update(decision.arq_id for decision in claimed.decisions)
+        batch.update(item.arq_id for item in claimed.pending)
+        return self._claim([item.arq_uuid for item in claimed.pending],
+                           bind_programming.Resolved(targets,
+                                                     frozenset(batch)))
+
+    def _claim(self, arq_uuids, resolved=None):
         """``claim``, tried again when another binder took the handles."""
         for attempt in range(1, CLAIM_ATTEMPTS + 1):
             try:
                 return transactions.claim(
                     self._context, arq_uuids, self.owner, timeutils.utcnow(),
-                    self.settings.bind_time_limit, self.settings.lease)
+                    self.settings.bind_time_limit, self.settings.lease,
+                    resolved=resolved)
             except transactions.AttachHandleRace:
                 if attempt == CLAIM_ATTEMPTS:
                     raise

@@ -20,6 +20,7 @@ from cyborg.conductor import heartbeats
 from cyborg.conductor import inventory_report
 from cyborg.conductor import placement_sync
 from cyborg.conductor import programming
+from cyborg.conductor import releasing
 from cyborg.conductor import rpcapi
 
 BINARY = 'cyborg-conductor'
@@ -34,16 +35,22 @@ class ConductorManager:
         self.host = host or conf.CONF.host
         self._placement = None
         self._placement_lock = threading.Lock()
+        agents = agent_rpcapi.AgentAPI()
         # The process's NovaClient, made from this configuration when the
-        # binder first sends events (after the service forked).
+        # binder first sends events (after the service forked); a
+        # GlanceClient with the service's own [glance] credentials for each
+        # bind that programs.
         self.binder = binder.Binder(
             self.host, binder.BindSettings.from_conf(conf.CONF),
-            nova=functools.partial(nova_client.get_client, conf.CONF))
+            nova=functools.partial(nova_client.get_client, conf.CONF),
+            agents=agents,
+            glance=functools.partial(glance_client.GlanceClient, conf.CONF))
         self.programmer = programming.Programmer(
             self.host, programming.ProgramSettings.from_conf(conf.CONF),
-            agents=agent_rpcapi.AgentAPI(),
+            agents=agents,
             glance_for=functools.partial(glance_client.GlanceClient,
                                          conf.CONF))
+        self.releaser = releasing.Releaser(agents)
 
     @property
     def placement(self):
@@ -118,14 +125,16 @@ class ConductorManager:
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     def unbind_arqs(self, context, arq_uuids):
-        """Unbind ARQs, freeing their attach handles."""
-        arqs.unbind(context, arq_uuids)
+        """Unbind ARQs, freeing their attach handles; then the agents
+        release them."""
+        arqs.unbind(context, arq_uuids, self.releaser)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     def delete_arqs(self, context, arq_uuids=None, instance_uuid=None):
-        """Delete ARQs by uuid (all or none) or all those of an instance."""
-        arqs.delete(context, arq_uuids, instance_uuid)
+        """Delete ARQs by uuid (all or none) or all those of an instance;
+        then the agents release the handles they held."""
+        arqs.delete(context, arq_uuids, instance_uuid, self.releaser)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

@@ -248,6 +248,9 @@ class ARQ(Base):
     bind_lease_expires_at = orm.mapped_column(Timestamp, nullable=True)
     # Nova is owed the event of this ARQ's last bind.
     bind_event_pending = orm.mapped_column(sa.Boolean, nullable=True)
+    # Why the ARQ is in its state: what made its last bind fail (BindFailed),
+    # NULL otherwise.
+    state_reason = orm.mapped_column(sa.String(255), nullable=True)
 
 
 class Service(Base):

@@ -18,7 +18,8 @@ class ARQ(base.TableObject):
     """
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: state_reason (why the last bind failed)
+    VERSION = '1.1'
 
     _queries = arq_queries
     _list_query = 'list_arqs'
@@ -41,6 +42,7 @@ class ARQ(base.TableObject):
         'attach_handle_type': fields.AttachHandleTypeField(nullable=True),
         'attach_handle_uuid': fields.UUIDField(nullable=True),
         'attach_handle_info': fields.DictOfNullableStringsField(),
+        'state_reason': fields.StringField(nullable=True),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }

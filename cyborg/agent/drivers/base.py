@@ -37,20 +37,19 @@ Rules every driver follows, because the conductor relies on them:
 The helpers below the dataclasses build what these rules ask for: a card's
 root deployable, valid trait names (``custom_trait``) and PCI control path
 ids and attach handles. ``program`` answers with a ``ProgramOutcome``:
-seed 001's code (``ProgramResult``) and a message.
+seed 001's code (``ProgramResult``) and a message. A bind calls one hook,
+``prepare`` (which programs when it is handed a bitstream), and an unbind
+or a delete its counterpart, ``release``.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
 import abc
 import dataclasses
 import enum
-import logging
 import re
 
-LOG = logging.getLogger(__name__)
-
 # Request group keys (device profiles) that ask for an FPGA to be programmed
-# when an ARQ is bound.
+# when an ARQ is bound (cyborg.conductor.bind_programming resolves them).
 PROGRAMMING_KEYS = ('accel:bitstream_id', 'accel:function_id')
 
 # A Placement trait name: upper case letters, digits and underscores.
@@ -263,34 +262,59 @@ class DiscoveryFailed(Exception):
     """
 
 
+class ReleaseFailed(Exception):
+    """A driver could not give back what prepare() made for an attach handle."""
+
+
 class Driver(abc.ABC):
     """What the agent needs from a vendor driver."""
 
-    def prepare(self, device, deployable, attach_handle, request_group):
+    def prepare(self, device, deployable, attach_handle, request_group, *,
+                bitstream_path=None, bitstream=None):
         """Make ``attach_handle`` ready to be given to an instance.
 
         Called when an ARQ is bound to the handle, with the DriverDevice,
         DriverDeployable and DriverAttachHandle the agent last reported (or
         of a new discovery, when the handle is newer than the report; see
         ``AgentManager``) and the ARQ's device profile group (a dict of
-        strings). Returns nothing on success.
+        strings). This is the one hook of a bind, with one failure path:
+        whatever must happen before the instance gets the handle (loading
+        a bitstream, making a mediated device) happens here, and any
+        failure raises PrepareFailed with the reason, which the ARQ shows.
+        Returns nothing on success.
 
-        The default accepts every handle. A group asking for programming
-        (``accel:bitstream_id`` or ``accel:function_id``) is where an FPGA
-        would be programmed first; no driver does that at bind time yet,
-        so the default says so in the log and leaves the device as it is.
+        ``bitstream_path`` is a local file holding the bitstream the
+        conductor chose for the ARQ's ``accel:bitstream_id`` or
+        ``accel:function_id`` (the agent downloaded and verified it), and
+        ``bitstream`` its seed 002 metadata (``cyborg.bitstream.Bitstream``)
+        or None; both are None when nothing is to be loaded. The default
+        then programs the deployable (``program``) and accepts the handle.
+        A driver overriding ``prepare`` calls it (``super().prepare(...,
+        **kwargs)``) before its own work, so that the bitstream is loaded.
 
         :raises: PrepareFailed with the reason
         """
-        asked = {key: request_group[key] for key in PROGRAMMING_KEYS
-                 if request_group.get(key)}
-        if asked:
-            # TODO(programming issue): load the bitstream or function asked for.
-            LOG.warning('Programming at bind time is not available yet: '
-                        '%s of deployable %s is prepared without loading %s',
-                        attach_handle.attach_type, deployable.name,
-                        ', '.join('%s=%s' % item
-                                  for item in sorted(asked.items())))
+        if bitstream_path is None:
+            return
+        outcome = self.program(device.controlpath_id, bitstream_path,
+                               deployable_name=deployable.name,
+                               bitstream=bitstream)
+        if not outcome.succeeded:
+            raise PrepareFailed('programming deployable %s failed (%s): %s'
+                                % (deployable.name, outcome.code.name,
+                                   outcome.message or 'no message'))
+
+    def release(self, device, deployable, attach_handle):
+        """Give back what ``prepare`` made for ``attach_handle``.
+
+        Called at unbind and ARQ delete, after the conductor has freed the
+        handle, with the objects of the agent's last report. It must be
+        idempotent: releasing what is already gone succeeds quietly. The
+        default has nothing to give back (a loaded bitstream stays loaded).
+
+        :raises: ReleaseFailed with the reason
+        """
+        return None
 
     @abc.abstractmethod
     def discover(self):

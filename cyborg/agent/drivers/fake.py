@@ -9,7 +9,9 @@ successful one shows at the next discovery (the region's function and,
 with a topology, its PFs, VFs and attach handles). ``prepare`` (at bind
 time) succeeds, fails or hangs as the card's ``prepare`` key in the file
 says, so that tests and benchmarks can produce BindFailed and agent
-time-outs.
+time-outs; handed a bitstream, it programs as ``program`` does first (the
+base class's ``prepare``). The driver records every ``program`` and
+``release`` call (``programs``, ``releases``) for tests to count.
 """
 
 import json
@@ -75,6 +77,11 @@ class FakeDriver(base.Driver):
         # Control path key -> prepare mode, of the last discovery.
         self._prepare_modes = {}
         self._stop_hanging = threading.Event()
+        # Every program call, as (region name or None, bitstream image id
+        # or None), and every release, as (deployable name, attach info):
+        # what tests and benchmarks count.
+        self.programs = []
+        self.releases = []
 
     def discover(self):
         """Return the simulated devices, programmed regions as loaded.
@@ -124,8 +131,10 @@ class FakeDriver(base.Driver):
                 'fake inventory %s is unusable: %s' % (path, error)
             ) from error
 
-    def prepare(self, device, deployable, attach_handle, request_group):
-        """Succeed, fail or hang, as the card's ``prepare`` key says."""
+    def prepare(self, device, deployable, attach_handle, request_group,
+                **kwargs):
+        """Succeed, fail or hang, as the card's ``prepare`` key says; the
+        base class programs first when handed a bitstream."""
         with self._lock:
             mode = self._prepare_modes.get(_key(device.controlpath_id),
                                            'succeed')
@@ -139,7 +148,14 @@ class FakeDriver(base.Driver):
             self._stop_hanging.wait(HANG_SECONDS)
             raise base.PrepareFailed('simulated hang of deployable %s ended'
                                      % deployable.name)
-        super().prepare(device, deployable, attach_handle, request_group)
+        super().prepare(device, deployable, attach_handle, request_group,
+                        **kwargs)
+
+    def release(self, device, deployable, attach_handle):
+        """Record the release: nothing simulated needs giving back."""
+        with self._lock:
+            self.releases.append((deployable.name,
+                                  dict(attach_handle.attach_info)))
 
     def release_hangs(self):
         """End every hanging prepare (they fail), now and from now on."""
@@ -161,6 +177,8 @@ class FakeDriver(base.Driver):
         with self._lock:
             card = self._cards.get(key)
             loaded = dict(self._loaded)
+            self.programs.append((deployable_name,
+                                  getattr(bitstream, 'image_id', None)))
         name, refused = fake_fpga.program_target(
             card, _describe(controlpath_id), deployable_name)
         if refused is not None:

@@ -3,19 +3,23 @@
 An unbound ARQ has ``attach_handle_type`` ``""``, ``attach_handle_uuid``
 null and ``attach_handle_info`` ``{}``; a bound one has its attach handle's
 type, uuid and info, an object of strings (api-contract.md §4).
+From microversion 2.3 an ARQ also carries ``state_reason``, why its last
+bind failed (null otherwise): an addition to upstream's fields, left out
+below 2.3 so that Nova's answers keep upstream's shape.
 """
 
 from cyborg.api import links
+from cyborg.api import microversions
 from cyborg.api.views import listing
 
 RESOURCE = 'accelerator_requests'
 COLLECTION_KEY = 'arqs'
 
 
-def one(arq, base_url):
-    """The response dict of one ARQ, not wrapped."""
+def one(arq, version, base_url):
+    """The response dict of one ARQ at ``version``, not wrapped."""
     info = arq.attach_handle_info or {}
-    return {
+    body = {
         'uuid': arq.uuid,
         'state': arq.state,
         'device_profile_name': arq.device_profile_name,
@@ -32,16 +36,20 @@ def one(arq, base_url):
         'updated_at': listing.timestamp(arq.updated_at),
         'links': links.make_links(base_url, RESOURCE, arq.uuid),
     }
+    if microversions.supports_arq_state_reason(version):
+        body['state_reason'] = arq.state_reason
+    return body
 
 
-def created(arqs, base_url):
+def created(arqs, version, base_url):
     """``{"arqs": [...]}``: the answer of a POST."""
-    return {COLLECTION_KEY: [one(arq, base_url) for arq in arqs]}
+    return {COLLECTION_KEY: [one(arq, version, base_url) for arq in arqs]}
 
 
-def collection(arqs, query, params, base_url):
+def collection(arqs, version, query, params, base_url):
     """``{"arqs": [...]}`` with a ``next`` link when the page is full."""
-    body = listing.collection(RESOURCE, [one(arq, base_url) for arq in arqs],
+    body = listing.collection(RESOURCE, [one(arq, version, base_url)
+                                         for arq in arqs],
                               query, params, base_url)
     body[COLLECTION_KEY] = body.pop(RESOURCE)
     return body

@@ -88,9 +88,11 @@ def leased_arqs(context, arq_uuids, owner):
     Each row has the ARQ's columns, its profile's ``profile_json``, the
     deployable whose provider is ``device_rp_uuid`` (``deployable_*``, None
     when no deployable has that provider), that deployable's device
-    (``device_hostname``, ``device_status``, ``device_type``) and the attach
-    handle the ARQ already holds (``attach_handle_*``, None when it holds
-    none).
+    (``device_hostname``, ``device_status``, ``device_type`` and, for
+    matching a bitstream, ``device_vendor``, ``device_model``,
+    ``device_vendor_board_info``) and the attach handle the ARQ already
+    holds (``attach_handle_*``, None when it holds none; its
+    ``attach_handle_updated_at`` is when the ARQ took it).
     """
     if not arq_uuids:
         return []
@@ -104,10 +106,14 @@ def leased_arqs(context, arq_uuids, owner):
         Device.c.hostname.label('device_hostname'),
         Device.c.status.label('device_status'),
         Device.c.type.label('device_type'),
+        Device.c.vendor.label('device_vendor'),
+        Device.c.model.label('device_model'),
+        Device.c.vendor_board_info.label('device_vendor_board_info'),
         AttachHandle.c.uuid.label('attach_handle_uuid'),
         AttachHandle.c.attach_type.label('attach_handle_type'),
         AttachHandle.c.attach_info.label('attach_handle_info'),
         AttachHandle.c.deployable_id.label('attach_handle_deployable_id'),
+        AttachHandle.c.updated_at.label('attach_handle_updated_at'),
     ).join(
         DeviceProfile, ARQ.c.device_profile_id == DeviceProfile.c.id
     ).outerjoin(
@@ -171,18 +177,25 @@ def lock_arqs_of_instances(context, arq_ids, instance_uuids):
 
 
 @db_api.writer
-def end_binds(context, arq_ids, state, now, release_attach_handle):
+def end_binds(context, arq_ids, state, now, release_attach_handle,
+              reasons=None):
     """Move ARQs out of BindStarted to ``state``, owing Nova their event.
 
     Only ARQs still in BindStarted change; their lease ends. With
     ``release_attach_handle`` the ARQs also let go of their attach handle
-    (the caller frees the handles themselves). Returns how many changed.
+    (the caller frees the handles themselves). ``reasons`` maps ARQ ids to
+    the ``state_reason`` to record (cut at 255 characters); the others get
+    none. Returns how many changed.
     """
     if not arq_ids:
         return 0
+    reasons = {arq_id: _reason_text(reason)
+               for arq_id, reason in (reasons or {}).items() if reason}
     values = {'state': state, 'bind_owner': None,
               'bind_lease_expires_at': None, 'bind_event_pending': True,
-              'updated_at': now}
+              'updated_at': now,
+              'state_reason': sa.case(reasons, value=ARQ.c.id, else_=None)
+              if reasons else None}
     if release_attach_handle:
         values['attach_handle_id'] = None
     statement = sa.update(ARQ).where(
@@ -190,6 +203,64 @@ def end_binds(context, arq_ids, state, now, release_attach_handle):
         ARQ.c.state == BIND_STARTED,
     ).values(**values)
     return context.session.connection().execute(statement).rowcount
+
+
+def _reason_text(reason):
+    """``reason`` as it fits ``state_reason``."""
+    text = str(reason)
+    limit = models.ARQ.state_reason.type.length
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+@db_api.reader
+def holders_of(context, deployable_ids, excluded_arq_ids):
+    """``{deployable id: [ARQ uuid, ...]}``: the ARQs in HOLDING that hold
+    these deployables (by ``deployable_id`` or by an attach handle of
+    theirs), but those of ``excluded_arq_ids``, in one query."""
+    if not deployable_ids:
+        return {}
+    ids = sorted(deployable_ids)
+    of_handle = sa.select(AttachHandle.c.deployable_id).where(
+        AttachHandle.c.id == ARQ.c.attach_handle_id).scalar_subquery()
+    holder = sa.func.coalesce(ARQ.c.deployable_id, of_handle)
+    query = sa.select(ARQ.c.uuid, holder.label('holder')).where(
+        ARQ.c.state.in_(fields.ARQState.HOLDING),
+        sa.or_(ARQ.c.deployable_id.in_(ids),
+               ARQ.c.attach_handle_id.in_(sa.select(AttachHandle.c.id).where(
+                   AttachHandle.c.deployable_id.in_(ids)))),
+        ARQ.c.id.not_in(sorted(excluded_arq_ids)),
+    ).order_by(ARQ.c.id)
+    found = {}
+    for arq_uuid, deployable_id in context.session.execute(query):
+        found.setdefault(deployable_id, []).append(arq_uuid)
+    return found
+
+
+@db_api.reader
+def handles_held_by(context, arq_ids):
+    """What the agents must give back for these ARQs' attach handles, in one
+    query: per ARQ holding a handle, ``arq_uuid``, the handle's host
+    (``hostname``), ``driver_name`` and ``deployable_name`` of its
+    deployable, ``attach_type``, ``attach_info`` (JSON text) and
+    ``taken_at`` (the handle's ``updated_at``: when the ARQ took it)."""
+    if not arq_ids:
+        return []
+    query = sa.select(
+        ARQ.c.uuid.label('arq_uuid'),
+        Device.c.hostname.label('hostname'),
+        Deployable.c.driver_name.label('driver_name'),
+        Deployable.c.name.label('deployable_name'),
+        AttachHandle.c.attach_type.label('attach_type'),
+        AttachHandle.c.attach_info.label('attach_info'),
+        AttachHandle.c.updated_at.label('taken_at'),
+    ).join(
+        AttachHandle, AttachHandle.c.id == ARQ.c.attach_handle_id
+    ).join(
+        Deployable, Deployable.c.id == AttachHandle.c.deployable_id
+    ).join(
+        Device, Device.c.id == Deployable.c.device_id
+    ).where(ARQ.c.id.in_(sorted(arq_ids))).order_by(ARQ.c.id)
+    return [dict(row) for row in context.session.execute(query).mappings()]
 
 
 @db_api.writer

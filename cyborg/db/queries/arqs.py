@@ -187,7 +187,7 @@ def start_binds(context, bindings, from_states, now):
               'instance_uuid': per_arq('instance_uuid'),
               'attach_handle_id': None, 'deployable_id': None,
               'bind_owner': None, 'bind_lease_expires_at': None,
-              'bind_event_pending': None,
+              'bind_event_pending': None, 'state_reason': None,
               # The binder counts bind_timeout from here.
               'updated_at': now}
     if projects:
@@ -216,7 +216,7 @@ def unbind_many(context, arq_ids, from_states, now):
     ).values(state=fields.ARQState.UNBOUND, hostname=None, device_rp_uuid=None,
              instance_uuid=None, attach_handle_id=None, deployable_id=None,
              bind_owner=None, bind_lease_expires_at=None,
-             bind_event_pending=None, updated_at=now)
+             bind_event_pending=None, state_reason=None, updated_at=now)
     return context.session.connection().execute(statement).rowcount
 
 

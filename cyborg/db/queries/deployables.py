@@ -5,7 +5,9 @@ whole page come from one extra query, never one query per deployable.
 
 The programming lock (``programming_owner``/``programming_expires_at``) is taken
 and given back here by compare-and-set UPDATEs, which leave ``updated_at``
-alone: a lock is bookkeeping, not a change of the deployable.
+alone: a lock is bookkeeping, not a change of the deployable. A program
+request takes it (``start_programming``), and so does a bind that programs
+the region (``lock_for_bind``, ``finish_bind_programming``).
 """
 
 import sqlalchemy as sa
@@ -125,7 +127,8 @@ def _take_programming_lock(context, uuid, owner, now, expires_at):
 
 @db_api.writer
 def being_programmed(context, deployable_ids, now):
-    """The ids among ``deployable_ids`` whose programming lock runs at ``now``.
+    """The ids among ``deployable_ids`` whose programming lock runs at ``now``
+    (a program request's or another bind's).
 
     Their rows are locked until the caller's transaction ends (a bind's
     claim), so a programming request cannot start on them meanwhile.
@@ -133,10 +136,65 @@ def being_programmed(context, deployable_ids, now):
     if not deployable_ids:
         return set()
     query = sa.select(Deployable.id, Deployable.programming_expires_at).where(
-        Deployable.id.in_(list(deployable_ids))).with_for_update()
+        Deployable.id.in_(sorted(deployable_ids))).with_for_update()
     return {row.id for row in context.session.execute(query)
             if row.programming_expires_at is not None
             and row.programming_expires_at > now}
+
+
+@db_api.reader
+def attributes_of(context, deployable_ids):
+    """``{deployable id: {key: value}}`` of these deployables, in one query."""
+    found = {deployable_id: {} for deployable_id in deployable_ids}
+    if not found:
+        return found
+    query = sa.select(models.Attribute.deployable_id, models.Attribute.key,
+                      models.Attribute.value).where(
+        models.Attribute.deployable_id.in_(sorted(found))
+    ).order_by(models.Attribute.id)
+    for deployable_id, key, value in context.session.execute(query):
+        found[deployable_id][key] = value
+    return found
+
+
+@db_api.writer
+def lock_for_bind(context, deployable_ids, owner, now, expires_at):
+    """Take the programming lock of these deployables for a bind, in one
+    statement; return how many were taken.
+
+    The caller (a bind's claim) holds their rows since ``being_programmed``
+    found them free, so every one is taken.
+    """
+    if not deployable_ids:
+        return 0
+    statement = sa.update(Deployable).where(
+        Deployable.id.in_(sorted(deployable_ids)),
+        sa.or_(Deployable.programming_expires_at.is_(None),
+               Deployable.programming_expires_at <= now),
+    ).values(programming_owner=owner, programming_expires_at=expires_at,
+             updated_at=Deployable.updated_at)
+    return context.session.execute(
+        statement, execution_options={'synchronize_session': False}).rowcount
+
+
+@db_api.writer
+def finish_bind_programming(context, bitstreams, owner):
+    """Record what binds loaded and give their locks back, in one statement.
+
+    ``bitstreams`` maps deployable ids to the image now loaded, or to None
+    when programming did not succeed (what the region holds is unknown
+    then). Only deployables whose lock ``owner`` still holds change.
+    Returns how many did.
+    """
+    if not bitstreams:
+        return 0
+    statement = sa.update(Deployable).where(
+        Deployable.id.in_(sorted(bitstreams)),
+        Deployable.programming_owner == owner,
+    ).values(bitstream_id=sa.case(bitstreams, value=Deployable.id),
+             programming_owner=None, programming_expires_at=None)
+    return context.session.execute(
+        statement, execution_options={'synchronize_session': False}).rowcount
 
 
 @db_api.writer

@@ -66,7 +66,8 @@ class ARQsController(rest.RestController):
                                       uuids=', '.join(unresolved))
         arqs = objects.ARQ.list(
             context, filters=filters, **query.paging())
-        return arq_views.collection(arqs, query, params, request.base_url)
+        return arq_views.collection(arqs, request.version, query, params,
+                                    request.base_url)
 
     @pecan.expose('json')
     def get_one(self, uuid):
@@ -78,7 +79,7 @@ class ARQsController(rest.RestController):
         project_id = arq_policies.owner_filter(context)
         if project_id is not None and arq.project_id != project_id:
             raise arq_policies.not_found(uuid)
-        return arq_views.one(arq, request.base_url)
+        return arq_views.one(arq, request.version, request.base_url)
 
     @pecan.expose('json')
     def post(self):
@@ -89,7 +90,7 @@ class ARQsController(rest.RestController):
             body_schemas.json_body(request))
         arqs = request.conductor.create_arqs(request.context, name, group_id)
         pecan.response.status = 201
-        return arq_views.created(arqs, request.base_url)
+        return arq_views.created(arqs, request.version, request.base_url)
 
     @pecan.expose(content_type='application/json')
     def patch(self, uuid=None):

@@ -59,10 +59,10 @@ class BindRecoveryTestsMixin(cases.ArqProcessesMixin):
             return arq.uuid, arq.instance_uuid
 
         claimed, claimed_instance = recorded_bind(rp_a)
-        work, _ = bind_transactions.claim(
+        work = bind_transactions.claim(
             self.context, [claimed], 'dead-conductor/1/x',
             datetime.datetime.utcnow(), SETTINGS.bind_time_limit,
-            SETTINGS.lease)
+            SETTINGS.lease).work
         chosen_handle = work[0].attach_handle_id
         waiting, waiting_instance = recorded_bind(rp_a)
         hanging, hanging_instance = recorded_bind(rp_b)

@@ -62,7 +62,8 @@ class CountingDriver(drivers.Driver):
             self.discoveries.append(found)
         return found
 
-    def prepare(self, device, deployable, attach_handle, request_group):
+    def prepare(self, device, deployable, attach_handle, request_group,
+                **kwargs):
         with self.lock:
             self.prepared.append((device, deployable, attach_handle))
 

@@ -92,6 +92,8 @@ class BindingTestsBase:
     """A database, an agent on HOST with four fake cards, and a binder."""
 
     backend = 'sqlite'
+    # The fake driver's fleet file: cards on buses 0x10, 0x11, ...
+    inventory = INVENTORY
 
     def setUp(self):
         super().setUp()
@@ -102,7 +104,7 @@ class BindingTestsBase:
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'inventory.yaml')
         with open(path, 'w') as stream:
-            stream.write(INVENTORY)
+            stream.write(self.inventory)
         self.driver = fake.FakeDriver(path, host=HOST)
         self.agent = agent_manager.AgentManager(host=HOST, driver_names=[])
         self.agent.drivers = {'fake_driver': self.driver}
@@ -139,7 +141,7 @@ class BindingTestsBase:
                 Deployable.c.name, Deployable.c.rp_uuid).where(
                 Deployable.c.rp_uuid.is_not(None))).all()
         by_bus = {name.split(':')[1]: rp_uuid for name, rp_uuid in rows}
-        return [by_bus['%02x' % (0x10 + card)] for card in range(4)]
+        return [by_bus[bus] for bus in sorted(by_bus)]
 
     def make_arq(self, rp_uuid, instance_uuid=None, hostname=HOST):
         arq = records.make_arq(
@@ -264,7 +266,7 @@ class FinishOutcomeTests(BindingTestsBase):
         self.assertIsNone(arq.attach_handle_uuid)
         self.assertEqual(0, self.handles_in_use())
         # The handle is free for the next bind, once the card behaves.
-        self.driver.prepare = lambda *args: None
+        self.driver.prepare = lambda *args, **kwargs: None
         again = self.make_arq(self.providers[1])
         self.assertEqual({again: 'Bound'}, self.binder.bind([again]))
 
@@ -289,7 +291,7 @@ class FinishOutcomeTests(BindingTestsBase):
         arq_uuid = self.make_arq(self.providers[1])
         instance = uuidutils.generate_uuid()
 
-        def unbind_and_bind_again(*args):
+        def unbind_and_bind_again(*args, **kwargs):
             # While the agent works on the first bind (which fails), the ARQ
             # is unbound, bound again and that bind claimed by this binder.
             with self.database.engine.begin() as connection:
@@ -318,7 +320,7 @@ class FinishOutcomeTests(BindingTestsBase):
         self.assertEqual(1, self.handles_in_use())
         self.assertEqual([], self.nova.sent)
         # And it finishes as its own bind.
-        self.driver.prepare = lambda *args: None
+        self.driver.prepare = lambda *args, **kwargs: None
         self.assertEqual({arq_uuid: 'Bound'}, self.binder.bind([arq_uuid]))
         self.assertEqual([{'name': 'accelerator-request-bound',
                            'server_uuid': instance, 'tag': arq_uuid,
@@ -329,7 +331,7 @@ class FinishOutcomeTests(BindingTestsBase):
         arq_uuid = self.make_arq(self.providers[0])
         real_prepare = self.driver.prepare
 
-        def unbind_meanwhile(*args):
+        def unbind_meanwhile(*args, **kwargs):
             # What arqs.unbind does, while the agent is preparing.
             with self.database.engine.begin() as connection:
                 handle_id = connection.execute(sa.select(
@@ -341,7 +343,7 @@ class FinishOutcomeTests(BindingTestsBase):
                     device_rp_uuid=None, instance_uuid=None))
                 connection.execute(sa.update(AttachHandle).where(
                     AttachHandle.c.id == handle_id).values(in_use=False))
-            return real_prepare(*args)
+            return real_prepare(*args, **kwargs)
 
         self.driver.prepare = unbind_meanwhile
 
@@ -358,7 +360,7 @@ class FinishOutcomeTests(BindingTestsBase):
         arq_uuid = self.make_arq(self.providers[0])
         real_prepare = self.driver.prepare
 
-        def delete_meanwhile(*args):
+        def delete_meanwhile(*args, **kwargs):
             with self.database.engine.begin() as connection:
                 handle_id = connection.execute(sa.select(
                     ARQ.c.attach_handle_id).where(
@@ -367,7 +369,7 @@ class FinishOutcomeTests(BindingTestsBase):
                     ARQ.c.uuid == arq_uuid))
                 connection.execute(sa.update(AttachHandle).where(
                     AttachHandle.c.id == handle_id).values(in_use=False))
-            return real_prepare(*args)
+            return real_prepare(*args, **kwargs)
 
         self.driver.prepare = delete_meanwhile
 

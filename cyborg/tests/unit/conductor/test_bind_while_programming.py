@@ -35,21 +35,22 @@ class BindWhileProgrammingTests(test_bind_transactions.BindingTestsBase):
                          self._lock(datetime.datetime.utcnow()))
         arq_uuid = self.make_arq(self.providers[0])
 
-        work, decisions = self.claim([arq_uuid], 'binder-1')
+        claimed = self.claim([arq_uuid], 'binder-1')
 
-        self.assertEqual([], work)
-        self.assertEqual([arq_uuid], [decision.uuid for decision in decisions])
-        self.assertIn('is being programmed', decisions[0].reason)
+        self.assertEqual([], claimed.work)
+        self.assertEqual([arq_uuid],
+                         [decision.uuid for decision in claimed.decisions])
+        self.assertIn('is being programmed', claimed.decisions[0].reason)
         self.assertEqual(0, self.handles_in_use())
 
     def test_a_lock_that_ran_out_does_not_count(self):
         self._lock(NOW)
         arq_uuid = self.make_arq(self.providers[0])
 
-        work, decisions = self.claim([arq_uuid], 'binder-1')
+        claimed = self.claim([arq_uuid], 'binder-1')
 
-        self.assertEqual([arq_uuid], [item.uuid for item in work])
-        self.assertEqual([], decisions)
+        self.assertEqual([arq_uuid], [item.uuid for item in claimed.work])
+        self.assertEqual([], claimed.decisions)
 
     def test_an_arq_naming_the_provider_refuses_the_lock(self):
         # BindStarted, recorded by arqs.bind: no deployable_id yet.

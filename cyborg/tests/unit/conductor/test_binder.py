@@ -150,8 +150,7 @@ class RecoveryTests(cases.BindingTestsBase):
         arq_uuid = self.make_arq(self.providers[0])
         now = datetime.datetime.utcnow()
         # A conductor claimed it, chose a handle, and died.
-        work, _ = self.claim([arq_uuid], 'dead/1/x', now)
-        [item] = work
+        [item] = self.claim([arq_uuid], 'dead/1/x', now).work
         self.execute(sa.update(ARQ).where(ARQ.c.uuid == arq_uuid).values(
             bind_lease_expires_at=now - datetime.timedelta(seconds=1)))
 

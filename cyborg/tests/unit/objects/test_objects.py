@@ -16,7 +16,7 @@ EXPECTED = {
     'Deployable': '1.0-293ecd03e8a0ea81c08b9ea79108ddc5',
     'Device': '1.0-d72fac8ef8ae7751b3e77f9ffb51a203',
     'DeviceProfile': '1.0-4726c819bbc8d212f24e8eb9b6c67bb8',
-    'ARQ': '1.0-f5af5c3424b0cfaef54e7adbcaf6955d',
+    'ARQ': '1.1-dc0f42436157c20cc60d73344f1d1682',
     'Service': '1.0-fc0c0c61d5f2085b7b4d9b98691969ed',
 }
 

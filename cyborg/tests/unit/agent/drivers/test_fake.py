@@ -10,6 +10,7 @@ import yaml
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_fpga
+from cyborg.agent.drivers.gpu import nvidia
 from cyborg.tests import base
 from cyborg.tests.unit.agent.drivers.driver_test import pci
 from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
@@ -200,7 +201,10 @@ class TestInventoryFile(FakeDriverTestCase):
                          vgpu.attributes['trait0'])
         self.assertEqual(
             [dict(pci('0000:11:00.0'), asked_type='nvidia-222',
-                  vgpu_mark='nvidia-222_%d' % index) for index in range(2)],
+                  vgpu_mark='nvidia-222_%d' % index,
+                  mdev_uuid=nvidia.mdev_uuid('0000:11:00.0', 'nvidia-222',
+                                             'nvidia-222_%d' % index))
+             for index in range(2)],
             [handle.attach_info for handle in vgpu.attach_handles])
         self.assertEqual({'MDEV'}, {handle.attach_type
                                     for handle in vgpu.attach_handles})

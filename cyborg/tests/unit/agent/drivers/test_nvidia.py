@@ -31,9 +31,15 @@ def t4_vgpu(type_id, type_name, trait, count):
                     'vgpu_type_name': type_name,
                     'vgpu_device_api': 'vfio-pci', 'trait0': trait},
         attach_handles=[
-            pci_handle('0000:3d:00.0', 'MDEV', asked_type=type_id,
-                       vgpu_mark='%s_%d' % (type_id, index))
+            mdev_handle('0000:3d:00.0', type_id, index)
             for index in range(count)])
+
+
+def mdev_handle(address, type_id, index):
+    """The MDEV handle ``index`` of ``type_id`` on ``address``."""
+    mark = '%s_%d' % (type_id, index)
+    return pci_handle(address, 'MDEV', asked_type=type_id, vgpu_mark=mark,
+                      mdev_uuid=nvidia.mdev_uuid(address, type_id, mark))
 
 
 # 14 vGPUs can still be created and 2 exist already.
@@ -61,7 +67,7 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
         self.assertEqual([t4(T4_1B, T4_2B), V100], self.discover(tree))
         self.assertEqual('', self.log.output)
 
-    def test_mdev_handles_carry_the_pci_keys_type_and_mark(self):
+    def test_mdev_handles_carry_the_pci_keys_type_mark_and_mdev_uuid(self):
         tree = self.use_host('host_accelerators')
 
         handle = self.discover(tree)[0].deployables[0].children[0] \
@@ -69,7 +75,9 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
 
         self.assertEqual(
             {'domain': '0000', 'bus': '3d', 'device': '00', 'function': '0',
-             'asked_type': 'nvidia-222', 'vgpu_mark': 'nvidia-222_15'},
+             'asked_type': 'nvidia-222', 'vgpu_mark': 'nvidia-222_15',
+             # Pinned: existing mediated devices are found by this uuid.
+             'mdev_uuid': 'f26541d8-2739-578d-bb3f-8d2a1ade108c'},
             handle.attach_info)
 
     def test_only_enabled_vgpu_types_are_reported(self):
@@ -157,12 +165,10 @@ class TestNvidiaGPUDriver(driver_test.SysfsDriverTestCase):
                           root.attach_handles))
         self.assertEqual(
             [('gpu-0000:b1:00.4-nvidia-471', 1,
-              [pci_handle('0000:b1:00.4', 'MDEV', asked_type='nvidia-471',
-                          vgpu_mark='nvidia-471_0')],
+              [mdev_handle('0000:b1:00.4', 'nvidia-471', 0)],
               'CUSTOM_NVIDIA_20B0_A100_4C'),
              ('gpu-0000:b1:00.5-nvidia-471', 1,
-              [pci_handle('0000:b1:00.5', 'MDEV', asked_type='nvidia-471',
-                          vgpu_mark='nvidia-471_0')],
+              [mdev_handle('0000:b1:00.5', 'nvidia-471', 0)],
               'CUSTOM_NVIDIA_20B0_A100_4C')],
             [(deployable.name, deployable.num_accelerators,
               deployable.attach_handles, deployable.attributes['trait0'])
