@@ -39,15 +39,14 @@ def list_query(params, max_limit):
     """The validated query of GET /v2/accelerator_requests.
 
     ``instance`` becomes the ``instance_uuid`` filter; ``bind_state``
-    (only ``resolved``, and only with ``instance``) is in ``extra``.
+    (only ``resolved``) is in ``extra``, where it means something only with
+    ``instance``: without one, the ARQs are listed as upstream does.
     """
     query = listing.parse(
         params, {'instance': listing.uuid_value}, SORT_KEYS, max_limit,
         extra_parsers={'bind_state': _bind_state})
     if 'instance' in query.filters:
         query.filters['instance_uuid'] = query.filters.pop('instance')
-    if 'bind_state' in query.extra and 'instance_uuid' not in query.filters:
-        raise listing.invalid('bind_state needs an instance')
     return query
 
 

@@ -5,7 +5,8 @@ from cyborg.objects import fields
 
 FILTERS = {
     'hostname': listing.string_value,
-    'type': listing.one_of(fields.DeviceType.ALL),
+    # Any type: one outside DeviceType.ALL lists nothing, as upstream.
+    'type': listing.string_value,
     'vendor': listing.string_value,
     'status': listing.one_of(fields.DeviceStatus.ALL),
 }

@@ -47,8 +47,15 @@ def string_value(name, value):
     return value
 
 
+# The largest value of an Integer column (a signed 32-bit INT on MariaDB
+# and PostgreSQL): ids and references beyond it match nothing and would
+# make the database refuse the query.
+MAX_INTEGER = 2 ** 31 - 1
+
+
 def integer_value(name, value):
-    """A filter value that must be a non-negative integer."""
+    """A filter value that must be a non-negative integer within an
+    Integer column's range."""
     try:
         number = int(value, 10)
     except (TypeError, ValueError):
@@ -56,6 +63,9 @@ def integer_value(name, value):
             from None
     if number < 0:
         raise invalid('%s must not be negative, not %r' % (name, value))
+    if number > MAX_INTEGER:
+        raise invalid('%s must be at most %d, not %s'
+                      % (name, MAX_INTEGER, value))
     return number
 
 

@@ -57,7 +57,7 @@ class ARQsController(rest.RestController):
         filters = dict(query.filters)
         if project_id is not None:
             filters['project_id'] = project_id
-        if 'bind_state' in query.extra:
+        if 'bind_state' in query.extra and 'instance_uuid' in filters:
             instance = filters['instance_uuid']
             unresolved = objects.ARQ.unresolved_uuids(context, instance,
                                                          project_id)
