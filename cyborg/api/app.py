@@ -7,6 +7,7 @@ and the all-in-one serve.
 import logging
 
 import pecan
+import webob
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
@@ -15,8 +16,10 @@ from oslo_middleware import request_id
 from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
+from cyborg.api.schemas import body as body_schemas
 from cyborg.api import server
 from cyborg import conf as cyborg_conf
+from cyborg import exception
 from cyborg import policies
 
 LOG = logging.getLogger(__name__)
@@ -52,6 +55,38 @@ class Healthcheck:
         return self._application(environ, start_response)
 
 
+class RequestBody:
+    """Reads and checks every JSON body before Pecan or a controller does.
+
+    A body that cannot be read (too large, another media type or charset,
+    not UTF-8, not JSON, nested too deeply: ``cyborg.api.schemas.body``)
+    gets its 4xx in Cyborg's error body here, logged once; a good one is
+    decoded once and left in the environ for ``body.json_body``.
+    """
+
+    METHODS = ('POST', 'PUT', 'PATCH')
+
+    def __init__(self, application, max_size):
+        self.application = application
+        self.max_size = max_size
+
+    def __call__(self, environ, start_response):
+        request = webob.Request(environ)
+        if request.method in self.METHODS and (
+                request.content_length or request.is_body_readable):
+            try:
+                environ[body_schemas.ENVIRON_KEY] = body_schemas.decode(
+                    request, self.max_size)
+            except exception.CyborgException as error:
+                LOG.info('%s %s answered %s: %s (request %s)',
+                         request.method, request.path, int(error.code),
+                         error.message,
+                         environ.get(request_id.ENV_REQUEST_ID))
+                return hooks.error_response(int(error.code), error.message)(
+                    environ, start_response)
+        return self.application(environ, start_response)
+
+
 def setup_pecan_app(conf):
     """The Pecan application with cyborg's hooks configured from ``conf``,
     without any middleware.
@@ -69,7 +104,8 @@ def setup_app(conf=None):
     """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF)."""
     conf = cyborg_conf.CONF if conf is None else conf
     policies.init(conf)
-    application = UnversionedPaths(setup_pecan_app(conf))
+    application = RequestBody(UnversionedPaths(setup_pecan_app(conf)),
+                              conf.api.max_request_body_size)
 
     # Built from the inside out; a request goes through them in this order:
     # 1. request_id: every response, errors and 401s included, carries
@@ -81,7 +117,8 @@ def setup_app(conf=None):
     # 4. CORS: preflight requests carry no token, so CORS comes before auth.
     # 5. auth: keystonemiddleware (GET /, /v2 and /v2/ pass without a token)
     #    or noauth, which makes every caller an admin with a service token.
-    # 6. unversioned paths are rewritten to /v2 paths, then Pecan and its
+    # 6. RequestBody: a JSON body that cannot be read is refused (4xx).
+    # 7. unversioned paths are rewritten to /v2 paths, then Pecan and its
     #    hooks (context, microversion, conductor, errors) serve the request.
     if conf.auth_strategy == 'noauth':
         LOG.warning('auth_strategy is noauth: every request acts as an '

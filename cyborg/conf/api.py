@@ -28,8 +28,10 @@ opts = [
              'a Retry-After header instead of queueing more.'),
     cfg.IntOpt(
         'retry_after', default=1, min=0,
-        help='Seconds given in the Retry-After header of a 503 answered '
-             'when max_queued_requests is reached.'),
+        help='Seconds given in the Retry-After header of a 503: answered '
+             'when max_queued_requests is reached, or when a service '
+             'cyborg relies on (the database, Placement, Glance) cannot '
+             'be reached.'),
     cfg.StrOpt(
         'public_endpoint',
         help='Public URL used to build links in responses (for example '
@@ -39,6 +41,10 @@ opts = [
     cfg.IntOpt(
         'max_limit', default=1000, min=1,
         help='The largest number of items a list request returns.'),
+    cfg.IntOpt(
+        'max_request_body_size', default=1024 * 1024, min=1024,
+        help='The largest request body, in bytes, cyborg-api reads; a '
+             'larger one is refused with 413.'),
     cfg.BoolOpt(
         'enable_proxy_headers_parsing', default=True,
         help='Honour X-Forwarded-Proto and X-Forwarded-Host from a proxy '

@@ -20,7 +20,9 @@ def timestamp(value):
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=datetime.UTC)
-    return value.isoformat()
+    # Whole seconds, always: an answer built from a new object and one read
+    # back from the database give the same text.
+    return value.astimezone(datetime.UTC).replace(microsecond=0).isoformat()
 
 
 def link_maker(resource, base_url):

@@ -68,12 +68,16 @@ class TestListQuery(base.TestCase):
         self.assertEqual({'bind_state': 'resolved'}, query.extra)
         self.assertEqual(5, query.limit)
 
+    def test_bind_state_without_instance_lists_as_upstream(self):
+        query = schemas.list_query({'bind_state': 'resolved'}, MAX_LIMIT)
+        self.assertEqual({}, query.filters)
+        self.assertEqual({'bind_state': 'resolved'}, query.extra)
+
     def test_refused_queries(self):
         for params in ({'instance': 'vm'},
                        {'instance': INSTANCE, 'bind_state': 'bound'},
                        {'instance': INSTANCE,
                         'bind_state': ['resolved', 'resolved']},
-                       {'bind_state': 'resolved'},
                        {'marker': 'x'}, {'limit': '0'}, {'state': 'Bound'}):
             self.assertRaises(exception.InvalidParameterValue,
                               schemas.list_query, params, MAX_LIMIT)
