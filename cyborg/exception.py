@@ -132,3 +132,10 @@ class ImageTooLarge(Invalid):
 
 class ImageDataInvalid(CyborgException):
     msg_fmt = 'The data of image %(image_id)s cannot be used: %(reason)s'
+
+
+# The database: raised by cyborg.db.api when the server cannot be reached
+# (down, restarting, or it cut the connection), here so that it keeps its
+# class across RPC from the conductor to the API.
+class DatabaseUnavailable(ServiceUnavailable):
+    msg_fmt = 'The database is unavailable: %(reason)s'

@@ -161,9 +161,18 @@ class MicroversionHook(hooks.PecanHook):
 
 
 class ErrorHook(hooks.PecanHook):
-    """Turns any error into Cyborg's error body and logs it once."""
+    """Turns any error into Cyborg's error body and logs it once.
+
+    A 503 (a service cyborg relies on, such as the database, cannot be
+    reached) also says when to try again: Retry-After ``retry_after``
+    seconds ([api] retry_after).
+    """
 
     priority = 40
+
+    def __init__(self, retry_after=1):
+        super().__init__()
+        self._retry_after = retry_after
 
     def on_error(self, state, error):
         request = state.request
@@ -182,7 +191,10 @@ class ErrorHook(hooks.PecanHook):
             status = 500
             message = GENERIC_SERVER_ERROR
         _log_error(request, status, message, error)
-        return error_response(status, message)
+        response = error_response(status, message)
+        if status == 503:
+            response.headers['Retry-After'] = str(self._retry_after)
+        return response
 
     def after(self, state):
         _wrap_bare_fault(state.response)
@@ -244,5 +256,6 @@ def all_hooks(conf):
     return [ContextHook(conf.keystone_authtoken.service_token_roles),
             SettingsHook(conf.api.public_endpoint, conf.api.max_limit),
             MicroversionHook(),
-            ConductorHook(conf.conductor.program_timeout), ErrorHook()]
+            ConductorHook(conf.conductor.program_timeout),
+            ErrorHook(conf.api.retry_after)]
 

@@ -17,7 +17,7 @@ def main():
     """Run cyborg-api on [api] host_ip:port until SIGTERM or SIGINT."""
     opts.set_defaults()
     service.prepare_service(sys.argv)
-    db_api.configure(conf.CONF)
+    db_api.configure(conf.CONF, wait_for_database=False)
     api_server = app.api_server(conf.CONF)
     try:
         api_server.serve_forever()

@@ -10,19 +10,62 @@ with ``BEGIN IMMEDIATE`` (it takes the write lock before it reads, so it
 waits for another writer instead of failing later on a stale snapshot), a
 connection waits up to the busy timeout for that lock, and a writer that
 still finds the database locked is retried like a deadlock.
+
+A database server that cannot be reached (stopped, restarting, or it cut
+the connection) raises ``cyborg.exception.DatabaseUnavailable`` from the
+outermost reader or writer, whichever driver error said so: the API
+answers it with 503 and Retry-After, and from the conductor it crosses
+RPC with its class. An outermost reader is retried on it a couple of
+times, briefly (``READ_RETRIES``): a read is safe to run again. A writer
+is not: its commit may have reached the server before the connection
+broke. Stale pooled connections are replaced at checkout by oslo.db's
+ping, so the first request after the server is back succeeds. Waits are
+bounded: see ``CONNECT_TIMEOUT`` and ``MYSQL_READ_TIMEOUT``.
 """
 
 import functools
+import logging
 import threading
+import time
 
 import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exception
 from oslo_db.sqlalchemy import enginefacade
 
+from cyborg import exception
+
+LOG = logging.getLogger(__name__)
+
 main_context_manager = enginefacade.transaction_context()
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
+
+# How long a new connection to MariaDB/MySQL or PostgreSQL may take (psycopg2
+# would otherwise wait for the operating system's TCP timeout), and how long
+# PyMySQL waits for any answer of the server, its greeting included (it
+# would otherwise wait forever on a server that accepts connections but is
+# hung). [database] connection_parameters overrides either.
+CONNECT_TIMEOUT = 5
+MYSQL_READ_TIMEOUT = 60
+
+# An outermost reader that lost the database runs again up to READ_RETRIES
+# times, READ_RETRY_INTERVAL seconds apart, while less than READ_RETRY_WINDOW
+# seconds have passed: a quick failure (refused, connection cut) is worth
+# another try, a timeout is not worth waiting for twice.
+READ_RETRIES = 2
+READ_RETRY_INTERVAL = 0.2
+READ_RETRY_WINDOW = 1.0
+
+# Driver error codes of a server that cannot be reached. PyMySQL:
+# 2002/2003 cannot connect, 2006 gone away, 2013 lost connection, 2014/2055
+# lost while reading or writing, 1053 shutdown in progress, 1927 connection
+# killed. PostgreSQL SQLSTATE: class 08 connection exception, 57P01/57P02
+# terminated by an administrator or a crash, 57P03 cannot connect now
+# (starting up or shutting down).
+_MYSQL_UNREACHABLE = frozenset([1053, 1927, 2002, 2003, 2006, 2013, 2014,
+                                2055])
+_POSTGRESQL_UNREACHABLE = frozenset(['57P01', '57P02', '57P03'])
 
 # Set when this thread is about to begin an outermost writer's transaction:
 # on SQLite the next BEGIN of the thread is then BEGIN IMMEDIATE, and only
@@ -66,6 +109,83 @@ def _tune_sqlite(engine):
 main_context_manager.append_on_engine_create(_tune_sqlite)
 
 
+def _bound_connect(engine):
+    if engine.dialect.name not in ('mysql', 'postgresql'):
+        return
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _on_do_connect(dialect, connection_record, cargs, cparams):
+        cparams.setdefault('connect_timeout', CONNECT_TIMEOUT)
+        if engine.dialect.name == 'mysql':
+            cparams.setdefault('read_timeout', MYSQL_READ_TIMEOUT)
+            cparams.setdefault('write_timeout', MYSQL_READ_TIMEOUT)
+
+
+main_context_manager.append_on_engine_create(_bound_connect)
+
+
+def _driver_error(error):
+    """The driver's own exception inside ``error``, or None."""
+    if isinstance(error, db_exception.DBError):
+        error = error.inner_exception
+    return getattr(error, 'orig', None)
+
+
+def unreachable_reason(error):
+    """Why ``error`` means the database cannot be reached, or None if not.
+
+    oslo.db turns most such failures into DBConnectionError, but not all:
+    psycopg2's "connection refused" and a server that is starting up or
+    shutting down come through as SQLAlchemy's OperationalError.
+    """
+    driver_error = _driver_error(error)
+    if isinstance(error, db_exception.DBConnectionError):
+        return _describe(driver_error or error)
+    wrapped = (error.inner_exception
+               if isinstance(error, db_exception.DBError) else error)
+    if not isinstance(wrapped, sa.exc.DBAPIError):
+        return None
+    if wrapped.connection_invalidated or isinstance(
+            wrapped, sa.exc.InterfaceError):
+        return _describe(driver_error or wrapped)
+    if not isinstance(wrapped, sa.exc.OperationalError):
+        return None
+    code = _driver_code(driver_error)
+    if code in _MYSQL_UNREACHABLE or code in _POSTGRESQL_UNREACHABLE or (
+            isinstance(code, str) and code.startswith('08')):
+        return _describe(driver_error)
+    # psycopg2 gives no SQLSTATE when libpq itself failed: no connection.
+    if code is None and type(driver_error).__module__.startswith('psycopg'):
+        return _describe(driver_error)
+    return None
+
+
+def _driver_code(driver_error):
+    code = getattr(driver_error, 'pgcode', None) or getattr(
+        driver_error, 'sqlstate', None)
+    if code is None:
+        arguments = getattr(driver_error, 'args', ())
+        if arguments and isinstance(arguments[0], int):
+            code = arguments[0]
+    return code
+
+
+def _describe(driver_error):
+    # The class and code only: the driver's text names hosts and ports,
+    # which the API's client has no business seeing.
+    code = _driver_code(driver_error)
+    name = type(driver_error).__name__
+    return ('%s %s' % (name, code) if code is not None else name) + \
+        '; retry later'
+
+
+def _translated(error):
+    reason = unreachable_reason(error)
+    if reason is None:
+        return None
+    return exception.DatabaseUnavailable(reason=reason)
+
+
 def _sqlite_locked(error):
     """Whether ``error`` is SQLite refusing a write because of another writer."""
     cause = getattr(error, 'inner_exception', None) or error
@@ -73,9 +193,19 @@ def _sqlite_locked(error):
             and 'database is locked' in str(cause))
 
 
-def configure(conf):
-    """Point the engine facade at ``conf.database`` (once per process)."""
-    main_context_manager.configure(**_engine_options(conf))
+def configure(conf, wait_for_database=True):
+    """Point the engine facade at ``conf.database`` (once per process).
+
+    ``wait_for_database``: whether the engine's first start tries to
+    connect [database] max_retries times, retry_interval seconds apart
+    (oslo.db's wait for a database that starts after the service). The
+    API passes False: that start happens inside its first request, which
+    must answer 503 at once rather than wait for the database.
+    """
+    options = _engine_options(conf)
+    if not wait_for_database:
+        options['max_retries'] = 0
+    main_context_manager.configure(**options)
 
 
 def _engine_options(conf):
@@ -100,12 +230,56 @@ def get_engine():
 
 
 def reader(function):
-    """Run ``function(context, ...)`` in a read transaction."""
-    return main_context_manager.reader(function)
+    """Run ``function(context, ...)`` in a read transaction, retried briefly
+    when the database cannot be reached.
+
+    :raises: cyborg.exception.DatabaseUnavailable (outermost reader only)
+    """
+    transactional = main_context_manager.reader(function)
+
+    @functools.wraps(function)
+    def run(context, *args, **kwargs):
+        if getattr(context, 'transaction_ctx', None) is not None:
+            return transactional(context, *args, **kwargs)
+        return _translating(_retrying_read, transactional, context, *args,
+                            **kwargs)
+
+    return run
+
+
+def _retrying_read(transactional, context, *args, **kwargs):
+    # Not oslo.db's wrap_db_retry: at its limit it logs a traceback, and an
+    # unreachable database is logged once, by whoever answers for it.
+    started = time.monotonic()
+    for attempt in range(READ_RETRIES + 1):
+        try:
+            return transactional(context, *args, **kwargs)
+        except Exception as error:
+            if (attempt == READ_RETRIES
+                    or time.monotonic() - started > READ_RETRY_WINDOW
+                    or unreachable_reason(error) is None):
+                raise
+            LOG.debug('Database unreachable (%s); reading again', error)
+        time.sleep(READ_RETRY_INTERVAL)
+
+
+def _translating(call, *args, **kwargs):
+    """``call(...)``, with an unreachable database as DatabaseUnavailable
+    (the driver's error as its cause)."""
+    try:
+        return call(*args, **kwargs)
+    except Exception as error:
+        unavailable = _translated(error)
+        if unavailable is None:
+            raise
+        raise unavailable from error
 
 
 def writer(function):
-    """Run ``function(context, ...)`` in a write transaction, retried on deadlock."""
+    """Run ``function(context, ...)`` in a write transaction, retried on deadlock.
+
+    :raises: cyborg.exception.DatabaseUnavailable (outermost writer only)
+    """
     transactional = main_context_manager.writer(function)
 
     def attempt(context, *args, **kwargs):
@@ -126,6 +300,6 @@ def writer(function):
         # would repeat work inside a transaction the database rolled back.
         if getattr(context, 'transaction_ctx', None) is not None:
             return transactional(context, *args, **kwargs)
-        return retrying(context, *args, **kwargs)
+        return _translating(retrying, context, *args, **kwargs)
 
     return run

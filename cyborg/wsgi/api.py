@@ -38,5 +38,5 @@ def init_application():
     log.setup(conf.CONF, 'cyborg')
     objects.register_all()
     rpc.init(conf.CONF)
-    db_api.configure(conf.CONF)
+    db_api.configure(conf.CONF, wait_for_database=False)
     return app.setup_app(conf.CONF)

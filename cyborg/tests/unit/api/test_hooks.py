@@ -45,6 +45,21 @@ class RaisingController:
         raise exception.ServiceUnavailable(reason='no conductor answered')
 
     @pecan.expose('json')
+    def database(self):
+        raise exception.DatabaseUnavailable(reason='OperationalError 2003')
+
+    @pecan.expose('json')
+    def remote_database(self):
+        # The conductor found the database unreachable.
+        try:
+            raise exception.DatabaseUnavailable(reason='OperationalError 2013')
+        except exception.DatabaseUnavailable:
+            failure = messaging_common.serialize_remote_exception(
+                sys.exc_info())
+        raise messaging_common.deserialize_remote_exception(
+            failure, rpc.ALLOWED_EXMODS)
+
+    @pecan.expose('json')
     def remote(self):
         # As oslo.messaging re-raises a conductor's exception in the API.
         try:
@@ -157,6 +172,42 @@ class TestErrorHook(HooksTestCase):
         self.assertEqual('Server', fault['faultcode'])
         self.assertEqual('Service unavailable: no conductor answered',
                          fault['faultstring'])
+
+    def test_unreachable_database_is_503_with_retry_after(self):
+        response = self._get('/v2/database')
+        self.assertEqual(503, response.status_int)
+        self.assertEqual(str(conf.CONF.api.retry_after),
+                         response.headers['Retry-After'])
+        self.assertEqual(
+            {'faultcode': 'Server',
+             'faultstring': 'The database is unavailable: '
+                            'OperationalError 2003',
+             'debuginfo': None}, self._fault(response))
+
+    def test_unreachable_database_in_the_conductor_is_503_too(self):
+        response = self._get('/v2/remote_database')
+        self.assertEqual(503, response.status_int)
+        self.assertIn('Retry-After', response.headers)
+        self.assertEqual('The database is unavailable: OperationalError '
+                         '2013', self._fault(response)['faultstring'])
+        self.assertNotIn('Traceback', response.text)
+
+    def test_unreachable_database_is_one_warning_without_traceback(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name='cyborg.api.hooks', level=logging.DEBUG,
+            format='%(levelname)s %(message)s'))
+        response = self._get('/v2/remote_database')
+        request_id_value = response.headers['X-OpenStack-Request-ID']
+        lines = log.output.splitlines()
+        self.assertEqual(1, len(lines), log.output)
+        self.assertIn(request_id_value, lines[0])
+        self.assertTrue(lines[0].startswith(
+            'WARNING GET /v2/remote_database answered 503'), lines[0])
+        self.assertNotIn('Traceback', log.output)
+
+    def test_client_errors_have_no_retry_after(self):
+        self.assertNotIn('Retry-After',
+                         self._get('/v2/not_found').headers)
 
     def test_exception_from_the_conductor_hides_the_remote_traceback(self):
         response = self._get('/v2/remote')

@@ -1,0 +1,196 @@
+"""A database outage seen through cyborg-api and cyborg-conductor processes.
+
+Each class runs its own MariaDB or PostgreSQL server
+(``cyborg.tests.fixtures.db_server``), so stopping it touches no other
+test. While it is down, a read the API makes itself (GET) and a write the
+conductor makes (POST, over RPC) answer 503 with Cyborg's error body and
+Retry-After, promptly; once it is back, the same requests succeed without
+restarting either service.
+"""
+
+import http.client
+import json
+import time
+import uuid
+
+import fixtures
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import engines
+from testtools import content
+from testtools import content_type
+
+from cyborg.db import migration
+from cyborg.tests import base
+from cyborg.tests.fixtures import db_server
+from cyborg.tests.fixtures import messaging
+from cyborg.tests.fixtures import processes
+
+# The client gives up after this many seconds: an answer within it is what
+# the test asserts, a missing one is a hang.
+ANSWER_TIMEOUT = 15
+RECOVERY_TIMEOUT = 20
+
+
+class DatabaseOutageMixin:
+
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.server = self.useFixture(db_server.DatabaseServer(self.backend))
+        self.engine = engines.create_engine(self.server.url, max_retries=0,
+                                             mysql_sql_mode='TRADITIONAL')
+        self.addCleanup(self.engine.dispose)
+        migration.upgrade('head', engine=self.engine)
+        rabbit = self.useFixture(messaging.RabbitIsolation())
+        suffix = uuid.uuid4().hex[:8]
+        self.api_port = processes.free_port()
+        common = {
+            'transport_url': rabbit.transport_url,
+            'control_exchange': rabbit.control_exchange,
+            'report_interval': 1,
+            'graceful_shutdown_timeout': 5,
+            'rpc_response_timeout': 10,
+            'debug': True,
+            'state_path': self.useFixture(fixtures.TempDir()).path,
+        }
+        database = {'connection': self.server.url}
+        self.conductor = self.useFixture(processes.ServiceProcess(
+            'cyborg-conductor', {
+                'DEFAULT': dict(common, host='conductor-%s' % suffix),
+                'database': database,
+            }))
+        self.api_options = {
+            'DEFAULT': dict(common, host='api-%s' % suffix,
+                            auth_strategy='noauth'),
+            'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
+                    'api_workers': 2, 'retry_after': 3},
+            'database': database,
+        }
+        self.api = self.useFixture(processes.ServiceProcess(
+            'cyborg-api', self.api_options))
+        self.services = [self.conductor, self.api]
+        self.conductor_host = 'conductor-%s' % suffix
+        self.addDetail('database-server-log', content.Content(
+            content_type.UTF8_TEXT,
+            lambda: [self.server.log().encode('utf-8')]))
+
+    def _request(self, method, path, body=None, port=None):
+        """(status, body, Retry-After, seconds taken) of one request."""
+        started = time.monotonic()
+        headers = {'Accept': 'application/json'}
+        data = None
+        if body is not None:
+            headers['Content-Type'] = 'application/json'
+            data = json.dumps(body)
+        connection = http.client.HTTPConnection(
+            '127.0.0.1', port or self.api_port, timeout=ANSWER_TIMEOUT)
+        try:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+        finally:
+            connection.close()
+        return (response.status, json.loads(raw) if raw else None,
+                response.getheader('Retry-After'),
+                time.monotonic() - started)
+
+    def _profile(self, name):
+        return [{'name': name, 'groups': [{'resources:FPGA': '1'}]}]
+
+    def _answered(self, method, path, body=None, port=None):
+        try:
+            return self._request(method, path, body, port)[0]
+        except OSError:
+            return None
+
+    def _assert_unavailable(self, method, path, body=None, port=None):
+        status, decoded, retry_after, _ = self._request(method, path, body,
+                                                        port)
+        self.assertEqual(503, status, '%s %s: %r\n%s' % (
+            method, path, decoded, processes.log_tails(self.services)))
+        self.assertEqual('3', retry_after)
+        self.assertEqual(['error_message'], list(decoded))
+        fault = json.loads(decoded['error_message'])
+        self.assertEqual('Server', fault['faultcode'])
+        self.assertIn('The database is unavailable', fault['faultstring'])
+        self.assertNotIn('Traceback', fault['faultstring'])
+
+    def _conductor_beats(self):
+        query = sa.text('SELECT count(*) FROM services WHERE host = :host')
+        with self.engine.connect() as connection:
+            return connection.execute(
+                query, {'host': self.conductor_host}).scalar()
+
+    def test_outage_answers_503_and_recovers_by_itself(self):
+        # The conductor consumes its topic once it has beaten.
+        processes.wait_until(self._conductor_beats, 'the conductor heartbeat',
+                             self.services, timeout=30)
+        processes.wait_until(
+            lambda: self._answered('GET', '/v2/device_profiles') == 200,
+            'cyborg-api answering', self.services, timeout=30)
+        self.assertEqual(201, self._request(
+            'POST', '/v2/device_profiles', self._profile('before'))[0])
+
+        # A restart with no request in between: the connections pooled
+        # before it are stale, and the first requests after it succeed.
+        self.server.stop()
+        self.server.start()
+        self.assertEqual(200, self._request('GET', '/v2/device_profiles')[0])
+        self.assertEqual(201, self._request(
+            'POST', '/v2/device_profiles', self._profile('restarted'))[0])
+
+        self.server.stop()
+        # A read of the API's own, then a write the conductor makes.
+        self._assert_unavailable('GET', '/v2/device_profiles')
+        self._assert_unavailable('POST', '/v2/device_profiles',
+                                 self._profile('during'))
+        self._assert_unavailable('GET', '/v2/device_profiles')
+        # An API process started during the outage does not wait for the
+        # database either.
+        late_port = processes.free_port()
+        late_options = dict(self.api_options, api=dict(
+            self.api_options['api'], port=late_port))
+        late_api = self.useFixture(processes.ServiceProcess(
+            'cyborg-api', late_options))
+        processes.wait_until(
+            lambda: self._answered('GET', '/v2', port=late_port) == 200,
+            'the API started during the outage', [late_api], timeout=30)
+        self._assert_unavailable('GET', '/v2/device_profiles', port=late_port)
+
+        self.server.start()
+        processes.wait_until(
+            lambda: self._answered('GET', '/v2/device_profiles') == 200,
+            'GET /v2/device_profiles after the database came back',
+            self.services, timeout=RECOVERY_TIMEOUT)
+        processes.wait_until(
+            lambda: self._answered('POST', '/v2/device_profiles',
+                                   self._profile('after')) == 201,
+            'POST /v2/device_profiles after the database came back',
+            self.services, timeout=RECOVERY_TIMEOUT)
+        status, decoded, _, _ = self._request('GET', '/v2/device_profiles')
+        self.assertEqual(200, status)
+        self.assertEqual(
+            ['after', 'before', 'restarted'],
+            sorted(profile['name'] for profile in decoded['device_profiles']))
+
+        self.assertEqual(200, self._request('GET', '/v2/device_profiles',
+                                            port=late_port)[0])
+        # The conductor logs the outage (its heartbeat, the 503s it sent
+        # back) without a traceback either.
+        self.assertNotIn('Traceback', self.conductor.log())
+        for api in (self.api, late_api):
+            api_log = api.log()
+            self.assertNotIn('answered 500', api_log)
+            self.assertNotIn('Traceback', api_log)
+            self.assertIn('answered 503: The database is unavailable',
+                          api_log)
+        self.assertTrue(self.api.is_running() and self.conductor.is_running())
+
+
+class TestDatabaseOutageMySQL(DatabaseOutageMixin, base.TestCase):
+    backend = 'mysql'
+
+
+class TestDatabaseOutagePostgreSQL(DatabaseOutageMixin, base.TestCase):
+    backend = 'postgresql'
