@@ -4,12 +4,20 @@ Clients made here also know a shortcut: when the endpoint they address was
 registered in this process with ``register_local_endpoint`` (the all-in-one
 does so), a call runs the endpoint directly, with the same serialization and
 the same exceptions as the wire, instead of paying a transport round trip.
+
+A call over the transport gives up when the broker cannot be reached after
+``CALL_RETRIES`` reconnections, or at once when no server listens on its
+topic, and a call nobody answered in time says so too: the exceptions are
+both oslo.messaging's and a ``ServiceUnavailable`` (503 at the API). RPC
+servers keep reconnecting for as long as the broker is away and subscribe
+again when it is back.
 """
 
 import logging
 import sys
 import threading
 
+from kombu import exceptions as kombu_exceptions
 import oslo_messaging
 from oslo_messaging._drivers import common as messaging_common
 from oslo_messaging import _utils as messaging_utils
@@ -17,17 +25,31 @@ from oslo_messaging.rpc import dispatcher
 from oslo_serialization import jsonutils
 
 from cyborg import context as cyborg_context
+from cyborg import exception
 from cyborg.objects import base as objects_base
 
 LOG = logging.getLogger(__name__)
 
 # Exceptions from these modules re-raise on the caller's side with their class:
-# the domain exceptions, a bitstream's (seed 002) and programming's own.
+# the domain exceptions, a bitstream's (seed 002), programming's own and this
+# module's (a conductor that cannot reach an agent: 503 at the API).
 ALLOWED_EXMODS = ['cyborg.exception', 'cyborg.bitstream',
-                  'cyborg.conductor.programming']
+                  'cyborg.conductor.programming', 'cyborg.rpc']
 
 # Endpoints must opt in with @oslo_messaging.expose, on the wire and locally.
 ACCESS_POLICY = dispatcher.ExplicitRPCAccessPolicy
+
+# oslo.messaging reconnects forever before it sends a call, and the call's
+# timeout only starts once the message is out: with the broker down a call
+# (an API request, an agent's report) would wait as long as the outage. Two
+# reconnections take about 8 s with the default [oslo_messaging_rabbit]
+# rabbit_retry_interval, rabbit_retry_backoff and kombu_reconnect_delay.
+CALL_RETRIES = 2
+# Calls are published "mandatory": when no queue takes them (its server is
+# down, or reconnecting after a broker restart: queues are not durable) the
+# broker hands them back at once, instead of the caller waiting for its
+# timeout on a message nobody will read.
+CALL_TRANSPORT_OPTIONS = oslo_messaging.TransportOptions(at_least_once=True)
 
 TRANSPORT = None
 
@@ -61,6 +83,39 @@ def get_transport(conf):
     """A new RPC transport for ``conf``'s transport_url."""
     return oslo_messaging.get_rpc_transport(
         conf, allowed_remote_exmods=ALLOWED_EXMODS)
+
+
+class MessageBusUnavailable(exception.ServiceUnavailable,
+                            oslo_messaging.MessageDeliveryFailure):
+    """A call could not be sent: the broker is unreachable.
+
+    The API answers 503; callers of oslo.messaging's exceptions (the binder
+    retries a bind on any MessagingException) still catch it.
+    """
+
+    msg_fmt = 'Service unavailable: the message bus cannot be reached.'
+
+
+class ServerNotListening(exception.ServiceUnavailable,
+                         oslo_messaging.MessageDeliveryFailure):
+    """A call found no queue on its topic: the server is down or has not
+    subscribed again since the broker came back."""
+
+    msg_fmt = ('Service unavailable: no %(topic)s is listening; it is down '
+               'or reconnecting to the message bus.')
+
+
+class MessagingTimeout(exception.ServiceUnavailable,
+                       oslo_messaging.MessagingTimeout):
+    """A call went unanswered for its timeout: the server is away or busy,
+    or the call was lost in a broker restart.
+
+    Still an ``oslo_messaging.MessagingTimeout`` for the callers that tell a
+    slow peer from other failures; a 503 at the API.
+    """
+
+    msg_fmt = ('Service unavailable: %(topic)s did not answer in time; '
+               'whether the request was carried out is unknown.')
 
 
 class RequestContextSerializer(oslo_messaging.Serializer):
@@ -170,8 +225,7 @@ class Client:
         self._check_version_cap()
         endpoint = _local_endpoint_for(self.target)
         if endpoint is None:
-            return self._messaging_call_context().call(
-                context, method, **kwargs)
+            return self._call_over_transport(context, method, kwargs)
         return self._dispatch_locally(endpoint, context, method, kwargs)
 
     def cast(self, context, method, **kwargs):
@@ -186,13 +240,35 @@ class Client:
             args=(endpoint, context, method, kwargs), daemon=True)
         thread.start()
 
+    def _call_over_transport(self, context, method, kwargs):
+        call_context = self._messaging_call_context(
+            retry=CALL_RETRIES, transport_options=CALL_TRANSPORT_OPTIONS)
+        try:
+            return call_context.call(context, method, **kwargs)
+        except exception.ServiceUnavailable:
+            # The server's own (this module's classes cross RPC): it could
+            # not reach another service; the message says which.
+            raise
+        except oslo_messaging.MessageUndeliverable as error:
+            raise ServerNotListening(topic=self.target.topic) from error
+        except (oslo_messaging.MessageDeliveryFailure,
+                kombu_exceptions.OperationalError) as error:
+            # oslo.messaging has logged the broker's address and the error.
+            # A call that needed a new connection gets kombu's own error
+            # when the retries run out: the rabbit driver does not wrap it.
+            raise MessageBusUnavailable() from error
+        except oslo_messaging.MessagingTimeout as error:
+            raise MessagingTimeout(topic=self.target.topic) from error
+
     def _check_version_cap(self):
         version = self.target.version
         if version is not None and not self.can_send_version(version):
             raise oslo_messaging.RPCVersionCapError(
                 version=version, version_cap=self.version_cap)
 
-    def _messaging_call_context(self):
+    def _messaging_call_context(self, **defaults):
+        """oslo.messaging's call context for the target; ``defaults`` are
+        call options that prepare() did not set."""
         transport = _require_transport()
         with _MESSAGING_CLIENTS_LOCK:
             if self._shared.get('transport') is not transport:
@@ -206,7 +282,7 @@ class Client:
             exchange=target.exchange, topic=target.topic,
             namespace=target.namespace, version=target.version,
             server=target.server, fanout=target.fanout,
-            version_cap=self.version_cap, **self._options)
+            version_cap=self.version_cap, **dict(defaults, **self._options))
 
     def _cast_locally(self, endpoint, context, method, kwargs):
         try:
