@@ -78,10 +78,7 @@ class RequestBody:
                 environ[body_schemas.ENVIRON_KEY] = body_schemas.decode(
                     request, self.max_size)
             except exception.CyborgException as error:
-                LOG.info('%s %s answered %s: %s (request %s)',
-                         request.method, request.path, int(error.code),
-                         error.message,
-                         environ.get(request_id.ENV_REQUEST_ID))
+                hooks.log_error(request, int(error.code), error.message)
                 return hooks.error_response(int(error.code), error.message)(
                     environ, start_response)
         return self.application(environ, start_response)

@@ -8,6 +8,7 @@ controller, schema or view reads cyborg.conf.CONF while serving a request.
 
 import json
 import logging
+import re
 import threading
 
 import webob
@@ -190,7 +191,7 @@ class ErrorHook(hooks.PecanHook):
         else:
             status = 500
             message = GENERIC_SERVER_ERROR
-        _log_error(request, status, message, error)
+        log_error(request, status, message, error)
         response = error_response(status, message)
         if status == 503:
             response.headers['Retry-After'] = str(self._retry_after)
@@ -227,12 +228,25 @@ def _http_error_message(error, request):
     return error.detail or error.explanation or error.title
 
 
-def _log_error(request, status, message, error):
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029]')
+
+
+def printable(text):
+    """``text`` with control characters escaped (``\\x00``), for a log line:
+    a request cannot write a NUL, a newline or a terminal escape into it."""
+    return _CONTROL.sub(lambda match: '\\x%02x' % ord(match.group())
+                        if ord(match.group()) < 0x100
+                        else '\\u%04x' % ord(match.group()), str(text))
+
+
+def log_error(request, status, message, error=None):
+    """Log the error answer of ``request`` once, with its request id: 4xx at
+    INFO, a 5xx cyborg names at WARNING, any other with its traceback."""
     values = {
-        'method': request.method,
-        'path': request.path,
+        'method': printable(request.method),
+        'path': printable(request.path),
         'status': status,
-        'message': message,
+        'message': printable(message),
         'request_id': request.environ.get(
             request_id_middleware.ENV_REQUEST_ID),
     }

@@ -265,6 +265,10 @@ class TestErrorHook(HooksTestCase):
         self.assertIn('GET /v2/not_found answered 404: Device not found',
                       self.log.output)
 
+    def test_printable_escapes_control_characters(self):
+        self.assertEqual('a\\x00b\\x0a\\x1b[31m\\u2028 \u00e9',
+                         hooks.printable('a\x00b\n\x1b[31m\u2028 \u00e9'))
+
     def test_errors_keep_the_version_headers(self):
         response = self._get('/v2/not_found', headers={
             'OpenStack-API-Version': 'accelerator 2.1'})

@@ -6,6 +6,9 @@ SQL statement and reach no conductor.
 """
 
 import json
+import logging
+
+import fixtures
 
 import webob
 
@@ -99,3 +102,16 @@ class RequestBodyTest(real_app.RealAppTestCase):
         request.body = json.dumps({'groups': [{'a': nested(20)}]}).encode()
         self.assertEqual({'groups': [{'a': nested(20)}]},
                          body_schemas.json_body(request, max_size=1000))
+
+
+class LoggedRequestTest(real_app.RealAppTestCase):
+
+    def test_control_characters_from_a_url_are_escaped_in_the_log(self):
+        log = self.useFixture(fixtures.FakeLogger(level=logging.INFO))
+        response = webob.Request.blank(
+            '/v2/devices/a%00b%0a%1b%5B31m').get_response(self.application)
+        self.assertIn(response.status_int, (400, 404))
+        self.assertIn('answered %d' % response.status_int, log.output)
+        self.assertNotIn('\x00', log.output)
+        self.assertNotIn('\x1b', log.output)
+        self.assertEqual(1, log.output.count('\n'), log.output)
