@@ -14,7 +14,6 @@ from oslo_utils import uuidutils
 from cyborg import bitstream
 from cyborg import exception
 from cyborg.api.schemas import listing
-from cyborg.objects import fields
 
 FILTERS = {
     'name': listing.string_value,
@@ -26,7 +25,8 @@ FILTERS = {
     'bitstream_id': listing.string_value,
     'hostname': listing.string_value,
     'vendor': listing.string_value,
-    'type': listing.one_of(fields.DeviceType.ALL),
+    # Any type: one outside DeviceType.ALL lists nothing, as for devices.
+    'type': listing.string_value,
 }
 SORT_KEYS = ('uuid', 'name', 'parent_id', 'root_id', 'device_id',
              'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
