@@ -255,7 +255,7 @@ def configure(config, paths, keystone_authtoken=None):
     config([], project='glance', prog='glance-api',
            default_config_files=[paths.config_file], default_config_dirs=[])
     glance_store = _glance('glance_store')
-    with _without_missing_store_noise():
+    with without_stevedore_lines('os_brick'):
         glance_store.register_store_opts(config,
                                          reserved_stores=RESERVED_STORES)
     config.set_override('default_backend', STORE, group='glance_store')
@@ -292,26 +292,33 @@ def _unregister_auth_plugin_opts(config):
         config.unregister_opt(_AUTH_PLUGIN_OPTS.pop(), group=AUTHTOKEN_GROUP)
 
 
-class _MissingStoreNoise(logging.Filter):
-    """Drops stevedore's error about the cinder store's missing os-brick.
+class _DroppedLines(logging.Filter):
+    """Drops the records whose message holds ``fragment``."""
 
-    glance_store loads every store driver to list their options; cinder's
-    needs os-brick, which the file store does not.
-    """
+    def __init__(self, fragment):
+        super().__init__()
+        self.fragment = fragment
 
     def filter(self, record):
-        return 'os_brick' not in record.getMessage()
+        return self.fragment not in record.getMessage()
 
 
 @contextlib.contextmanager
-def _without_missing_store_noise():
-    noise = _MissingStoreNoise()
+def without_stevedore_lines(fragment):
+    """Drop stevedore's log lines holding ``fragment`` meanwhile.
+
+    A library that loads every driver of a namespace to list their options
+    (glance_store's cinder store needs os-brick; dogpile.cache's memcache
+    backend needs python-memcached) makes stevedore log an error for each
+    one whose dependency is missing, though nobody uses it.
+    """
+    dropped = _DroppedLines(fragment)
     stevedore_logger = logging.getLogger('stevedore.extension')
-    stevedore_logger.addFilter(noise)
+    stevedore_logger.addFilter(dropped)
     try:
         yield
     finally:
-        stevedore_logger.removeFilter(noise)
+        stevedore_logger.removeFilter(dropped)
 
 
 @contextlib.contextmanager
@@ -329,7 +336,7 @@ def _quiet(logger_name):
 def create_stores(config):
     """Load the file stores (images, staging, tasks); check the default."""
     glance_store = _glance('glance_store')
-    with _without_missing_store_noise():
+    with without_stevedore_lines('os_brick'):
         glance_store.create_multi_stores(config,
                                          reserved_stores=RESERVED_STORES)
     glance_store.verify_store()
