@@ -163,6 +163,10 @@ class AgentManager:
         """
         request = programming.ProgramRequest(driver_name, deployable_name,
                                              image_id)
+        # Programming may take minutes: say when it starts, not only how
+        # it ended.
+        LOG.info('Programming %s (driver %s) with image %s: started',
+                 deployable_name, driver_name, image_id)
         result = programming.program(
             request, self.drivers, self.deployables, self.glance,
             conf.CONF.agent.max_bitstream_bytes)

@@ -279,6 +279,9 @@ class Preparer:
         with programming.downloaded(self._agent.glance, image_id,
                                     max_bytes) as loaded:
             path, bitstream = loaded
+            # Loading may take minutes: say when it starts.
+            LOG.info('Loading image %s into deployable %s for ARQ %s',
+                     image_id, arq['deployable_name'], arq['uuid'])
             try:
                 found.driver.prepare(
                     found.device, found.deployable, found.handle,

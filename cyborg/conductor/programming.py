@@ -12,6 +12,10 @@ agent of the device's host downloads the image and has the vendor driver
 program it (``AgentAPI.program``); its seed 001 code decides the outcome:
 a success records the image as the deployable's ``bitstream_id`` in one
 write transaction, anything else raises the exception below that says why.
+When the host's answer leaves what the region holds unknown (no answer
+within ``program_timeout``, or a driver that failed midway: a 502 or 504)
+its ``bitstream_id`` becomes None; a refusal (400, 404) leaves it as it
+was.
 
 The lock is given back whatever happens; a conductor that dies holding it
 blocks the deployable for ``[conductor] program_timeout`` (and a minute) at
@@ -154,7 +158,16 @@ class Programmer:
         recorded = False
         try:
             bitstream = self._checked_bitstream(context, image_id, target)
-            self._program_on_host(context, target, bitstream)
+            try:
+                self._program_on_host(context, target, bitstream)
+            except BadGateway:
+                # The host may have loaded part or all of the image (its
+                # agent died, or its driver failed midway): what the region
+                # holds is unknown, so a bind asking for its previous image
+                # must program it again.
+                recorded = deployable_queries.finish_programming(
+                    context, deployable_uuid, target.owner, None)
+                raise
             recorded = self._record(context, target, image_id)
         finally:
             if not recorded:

@@ -4,8 +4,10 @@
 head, its own RabbitMQ virtual host, a real Placement served over HTTP and
 a temporary state directory holding the fake driver's fleet file;
 :meth:`DeploymentMixin._start_services` starts the three services on them,
-the agent once the conductor consumes its topic. The waits fail with the
-tails of the services' logs.
+the agent once the conductor consumes its topic;
+:meth:`DeploymentMixin._start_conductor` adds a second conductor (they are
+active-active) and :meth:`DeploymentMixin._restart_agent` starts a killed
+agent again. The waits fail with the tails of the services' logs.
 """
 
 from concurrent import futures
@@ -58,12 +60,13 @@ class DeploymentMixin:
         self.services = []
 
     def _start_services(self, fleet, conductor_options=None,
-                        agent_options=None):
+                        agent_options=None, api_options=None):
         """Write ``fleet``; start conductor, API and agent.
 
         ``conductor_options`` ({group: {option: value}}) replace groups of
         the conductor's config, kept as ``self.conductor_config``;
-        ``agent_options`` add groups to the agent's.
+        ``agent_options`` and ``api_options`` add groups to the agent's and
+        the API's (the agent's is kept as ``self.agent_config``).
         """
         write_fleet(self.fleet_path, fleet)
         common = {
@@ -85,13 +88,16 @@ class DeploymentMixin:
         self.conductor_config.update(conductor_options or {})
         self.conductor = self.useFixture(processes.ServiceProcess(
             'cyborg-conductor', self.conductor_config))
-        self.api = self.useFixture(processes.ServiceProcess('cyborg-api', {
+        api_config = {
             'DEFAULT': dict(common, host='api-%s' % self.suffix,
                             auth_strategy='noauth'),
             'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
                     'api_workers': 2},
             'database': {'connection': self.database.url},
-        }))
+        }
+        api_config.update(api_options or {})
+        self.api = self.useFixture(processes.ServiceProcess('cyborg-api',
+                                                            api_config))
         self.services = [self.conductor, self.api]
         # The agent starts once the conductor consumes its topic, so that
         # its first report is not sent into an empty exchange.
@@ -107,9 +113,35 @@ class DeploymentMixin:
                       'report_interval': 1},
         }
         agent_config.update(agent_options or {})
+        self.agent_config = agent_config
         self.agent = self.useFixture(processes.ServiceProcess(
             'cyborg-agent', agent_config))
         self.services.append(self.agent)
+
+    def _start_conductor(self, host):
+        """Start one more conductor, on ``host``, once the first runs.
+
+        It shares the first one's broker, database and options (so the
+        conductor topic and the binds): conductors are active-active.
+        Returns its ServiceProcess, once its heartbeat is recorded.
+        """
+        config = dict(self.conductor_config)
+        config['DEFAULT'] = dict(config['DEFAULT'], host=host)
+        conductor = self.useFixture(processes.ServiceProcess(
+            'cyborg-conductor', config))
+        self.services.append(conductor)
+        self._wait_until(lambda: self._heartbeat_of(host, 'cyborg-conductor'),
+                         'the heartbeat of conductor %s' % host)
+        return conductor
+
+    def _restart_agent(self):
+        """Start the agent again with its config (after a kill)."""
+        if self.agent in self.services:
+            self.services.remove(self.agent)
+        self.agent = self.useFixture(processes.ServiceProcess(
+            'cyborg-agent', self.agent_config))
+        self.services.append(self.agent)
+        return self.agent
 
     # -- Waiting -----------------------------------------------------------
 

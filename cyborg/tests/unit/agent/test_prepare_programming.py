@@ -115,6 +115,19 @@ class PrepareProgrammingTest(base.TestCase):
         # The new function reaches the conductor soon.
         self.assertEqual(2, conductor.wait_for(2))
 
+    def test_loading_is_logged_when_it_starts_and_when_it_ends(self):
+        logger = self.useFixture(fixtures.FakeLogger(level='INFO'))
+
+        self.prepare(arq('a', 0, bitstream_id=self.image))
+
+        lines = [line for line in logger.output.splitlines()
+                 if 'image %s into deployable' % self.image in line]
+        self.assertEqual(
+            ['Loading image %s into deployable fpga-0000:10:00.0-region0 '
+             'for ARQ a' % self.image,
+             'Loaded image %s into deployable fpga-0000:10:00.0-region0 '
+             'for ARQ a' % self.image], lines)
+
     def test_an_image_that_cannot_be_downloaded_fails_the_arq(self):
         missing = str(uuid.uuid4())
 

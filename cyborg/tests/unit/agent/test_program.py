@@ -103,6 +103,21 @@ class ProgramEndpointTest(base.TestCase):
                         .startswith(self.tmp))
         self.assertEqual([], os.listdir(self.tmp))
 
+    def test_the_start_of_programming_is_logged_before_its_end(self):
+        # An operator sees a programming that takes minutes (or whose
+        # agent dies) under way, not only once it ended.
+        logger = self.useFixture(fixtures.FakeLogger(level='INFO'))
+        image_id = self._image()
+
+        self._program(image_id)
+
+        lines = [line for line in logger.output.splitlines()
+                 if 'with image %s' % image_id in line]
+        self.assertEqual(2, len(lines), logger.output)
+        self.assertIn('Programming %s (driver fake_driver) with image %s: '
+                      'started' % (REGION, image_id), lines[0])
+        self.assertIn('SUCCESS', lines[1])
+
     def test_image_over_the_limit_is_an_invalid_bitstream(self):
         self.flags(max_bitstream_bytes=len(DATA) - 1, group='agent')
 

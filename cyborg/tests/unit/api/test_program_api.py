@@ -270,11 +270,16 @@ class ProgramAPITest(real_app.RealAppTestCase):
         self.assertEqual([200, 409], sorted(statuses))
         self.assertEqual(image_id, self._row(region)['bitstream_id'])
 
-    def test_driver_failure_is_502(self):
+    def test_driver_failure_is_502_and_the_region_unknown(self):
         region = self.regions[1]
         image_id = self._image(region=region)
-        response = self._refused(region, body(image_id), 502,
-                                 'simulated FAILED')
+        response = self._patch(region.uuid, body(image_id), 502)
+        self.assertIn('simulated FAILED', response.json_body['error_message'])
+        # The region may hold part of the image: it holds no known one.
+        row = self._row(region)
+        self.assertEqual((None, None, None),
+                         (row['bitstream_id'], row['programming_owner'],
+                          row['programming_expires_at']))
         # The message names the image, not the agent's temporary file.
         message = response.json_body['error_message']
         self.assertIn('image %s' % image_id, message)

@@ -120,6 +120,41 @@ class ProgrammerTest(base.TestCase):
         self.assertEqual(504, error.code)
         self._assert_unchanged()
 
+    def test_an_unknown_outcome_forgets_the_previous_image(self):
+        # The agent died (no answer) or its driver failed midway: the
+        # region may hold part of the new image, not the old one any more.
+        for answer, error_class in [
+                (oslo_messaging.MessagingTimeout('late'),
+                 programming.AgentTimeout),
+                ({'code': int(Result.FAILED), 'message': 'midway'},
+                 programming.ProgrammingFailed)]:
+            with self.subTest(error=error_class.__name__):
+                deployable_queries.update(self.context, self.deployable.uuid,
+                                          {'bitstream_id': 'old-image'})
+
+                self.assertRaises(error_class, self._program,
+                                  ScriptedAgents(answer))
+
+                self._assert_unchanged()
+
+    def test_a_refusal_keeps_the_previous_image(self):
+        # The host refused before loading anything.
+        for code, error_class in [
+                (Result.INVALID_DEPLOYABLE,
+                 programming.DeployableNotProgrammable),
+                (Result.INVALID_BITSTREAM, programming.BitstreamRejected)]:
+            with self.subTest(code=code):
+                deployable_queries.update(self.context, self.deployable.uuid,
+                                          {'bitstream_id': 'old-image'})
+
+                self.assertRaises(error_class, self._program,
+                                  ScriptedAgents({'code': int(code),
+                                                  'message': 'no'}))
+
+                row = self._row()
+                self.assertEqual(('old-image', None),
+                                 (row.bitstream_id, row.programming_owner))
+
     def test_a_lock_lost_while_programming_records_nothing(self):
         def steal():
             # As a request would once the lock had run out.
