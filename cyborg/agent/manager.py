@@ -103,7 +103,8 @@ class AgentManager:
         if driver_names is None:
             driver_names = conf.CONF.agent.enabled_drivers
         self.drivers = load_drivers(driver_names)
-        self.conductor = conductor_rpcapi.ConductorAPI()
+        self.conductor = conductor_rpcapi.ConductorAPI(
+            version_cap=conf.CONF.upgrade_levels.conductor)
         self.deployables = DeployableCache()
         # Downloads bitstreams with the agent's own [glance] credentials.
         self.glance = glance_client.GlanceClient(conf.CONF)

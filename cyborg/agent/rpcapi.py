@@ -18,11 +18,22 @@ class AgentAPI:
     """
 
     RPC_API_VERSION = '1.3'
+    # The version that release_arqs needs.
+    RELEASE_VERSION = '1.3'
 
-    def __init__(self):
+    def __init__(self, version_cap=None):
+        """``version_cap``: [upgrade_levels] agent, the highest version the
+        agents understand during a rolling upgrade (None: this release's).
+        """
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
-        self._client = rpc.get_client(target,
-                                      version_cap=self.RPC_API_VERSION)
+        self.version_cap = version_cap or self.RPC_API_VERSION
+        self._client = rpc.get_client(target, version_cap=self.version_cap)
+
+    @property
+    def releases(self):
+        """Whether the agents read release_arqs (an agent pinned below 1.3
+        made nothing at prepare that it would have to give back)."""
+        return self._client.can_send_version(self.RELEASE_VERSION)
 
     def ping(self, context, host):
         """Ask the agent of ``host`` to answer; return its host name."""
@@ -70,8 +81,8 @@ class AgentAPI:
         :raises: oslo_messaging.MessagingTimeout when the agent does not
             answer within ``timeout`` seconds
         """
-        call_context = self._client.prepare(server=host, version='1.3',
-                                            timeout=timeout)
+        call_context = self._client.prepare(
+            server=host, version=self.RELEASE_VERSION, timeout=timeout)
         return call_context.call(context, 'release_arqs', handles=handles,
                                  timeout=timeout)
 

@@ -108,11 +108,13 @@ class ConductorHook(hooks.PecanHook):
 
     priority = 30
 
-    def __init__(self, program_timeout=None):
+    def __init__(self, program_timeout=None, version_cap=None):
         """``program_timeout``: [conductor] program_timeout, how long a
-        program call may take (the client waits a little longer)."""
+        program call may take (the client waits a little longer);
+        ``version_cap``: [upgrade_levels] conductor."""
         super().__init__()
         self._program_timeout = program_timeout
+        self._version_cap = version_cap
         self._conductor = None
         self._lock = threading.Lock()
 
@@ -126,7 +128,8 @@ class ConductorHook(hooks.PecanHook):
                 # serve its version documents, without the conductor.
                 from cyborg.conductor import rpcapi
                 self._conductor = rpcapi.ConductorAPI(
-                    program_timeout=self._program_timeout)
+                    program_timeout=self._program_timeout,
+                    version_cap=self._version_cap)
             return self._conductor
 
 
@@ -270,6 +273,7 @@ def all_hooks(conf):
     return [ContextHook(conf.keystone_authtoken.service_token_roles),
             SettingsHook(conf.api.public_endpoint, conf.api.max_limit),
             MicroversionHook(),
-            ConductorHook(conf.conductor.program_timeout),
+            ConductorHook(conf.conductor.program_timeout,
+                          conf.upgrade_levels.conductor),
             ErrorHook(conf.api.retry_after)]
 

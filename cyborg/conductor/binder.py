@@ -347,6 +347,12 @@ class Binder:
                 oslo_messaging.RPCVersionCapError) as error:
             return _decide(items, FAILED, 'the agent of %s refused: %s'
                            % (host, error))
+        except oslo_messaging.RPCDispatcherError as error:
+            # An agent of an older release (unless [upgrade_levels] agent
+            # pins this conductor to its version): trying again is no use.
+            return _decide(items, FAILED, 'the agent of %s is of an older '
+                           'release ([upgrade_levels] agent): %s'
+                           % (host, error))
         except oslo_messaging.MessagingException as error:
             # The transport may come back: a sweep tries again.
             LOG.warning('Could not reach the agent of %s for ARQs %s: %s',

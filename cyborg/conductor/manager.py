@@ -35,7 +35,8 @@ class ConductorManager:
         self.host = host or conf.CONF.host
         self._placement = None
         self._placement_lock = threading.Lock()
-        agents = agent_rpcapi.AgentAPI()
+        agents = agent_rpcapi.AgentAPI(
+            version_cap=conf.CONF.upgrade_levels.agent)
         # The process's NovaClient, made from this configuration when the
         # binder first sends events (after the service forked); a
         # GlanceClient with the service's own [glance] credentials for each

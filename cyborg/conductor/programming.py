@@ -87,6 +87,12 @@ class DeployableInUse(exception.Conflict):
                'request and cannot be programmed.')
 
 
+class AgentsTooOld(exception.Conflict):
+    msg_fmt = ('Deployable %(deployable)s cannot be programmed: agents are '
+               'pinned to RPC version %(version_cap)s ([upgrade_levels] '
+               'agent), older than programming.')
+
+
 class DeployableBeingProgrammed(exception.Conflict):
     msg_fmt = 'Deployable %(deployable)s is being programmed already.'
 
@@ -222,6 +228,10 @@ class Programmer:
         except oslo_messaging.MessagingTimeout:
             raise AgentTimeout(timeout=self.settings.timeout,
                                **names) from None
+        except oslo_messaging.RPCVersionCapError:
+            # Refused before anything was sent.
+            raise AgentsTooOld(deployable=target.deployable.uuid,
+                               version_cap=self.agents.version_cap) from None
         code = _result_code(answer.get('code'))
         reason = answer.get('message') or code.name
         LOG.info('Programming deployable %(deployable)s with image '

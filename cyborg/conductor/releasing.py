@@ -61,6 +61,13 @@ class Releaser:
 
     def _release_on(self, context, host, handles):
         names = ', '.join(_name(handle) for handle in handles)
+        if not self.agents.releases:
+            # [upgrade_levels] agent pins the agents to a release that made
+            # nothing at prepare to give back.
+            LOG.debug('Not asking the agent of %s to release %s: agents are '
+                      'pinned to RPC %s', host, names,
+                      self.agents.version_cap)
+            return
         try:
             answers = self.agents.release_arqs(context, host, handles,
                                                timeout=self.timeout)

@@ -23,13 +23,15 @@ class ConductorAPI:
 
     RPC_API_VERSION = '1.3'
 
-    def __init__(self, program_timeout=None):
+    def __init__(self, program_timeout=None, version_cap=None):
         """``program_timeout``: [conductor] program_timeout, for callers of
-        ``program_deployable`` (the API); None waits rpc_response_timeout."""
+        ``program_deployable`` (the API); None waits rpc_response_timeout.
+        ``version_cap``: [upgrade_levels] conductor (None: this release's).
+        """
         self._program_timeout = program_timeout
         target = oslo_messaging.Target(topic=TOPIC, version='1.0')
-        self._client = rpc.get_client(target,
-                                      version_cap=self.RPC_API_VERSION)
+        self.version_cap = version_cap or self.RPC_API_VERSION
+        self._client = rpc.get_client(target, version_cap=self.version_cap)
 
     def report_heartbeat(self, context, host, binary, topic, timeout=None):
         """Record a heartbeat of ``binary`` on ``host``; return the Service."""

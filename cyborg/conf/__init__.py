@@ -19,11 +19,12 @@ from cyborg.conf import keystone_authtoken
 from cyborg.conf import nova
 from cyborg.conf import placement
 from cyborg.conf import service_user
+from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
 
 MODULES = (default, api, database, agent, conductor, placement, glance, nova,
-           keystone_authtoken, service_user)
+           keystone_authtoken, service_user, upgrade_levels)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -1,6 +1,7 @@
 """ARQ: an accelerator request with its profile name and attach handle."""
 
 from oslo_serialization import jsonutils
+from oslo_utils import versionutils
 
 from cyborg.db.queries import arqs as arq_queries
 from cyborg.objects import base
@@ -46,6 +47,12 @@ class ARQ(base.TableObject):
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }
+
+    def obj_make_compatible(self, primitive, target_version):
+        """Backport to ``target_version``: 1.0 has no state_reason."""
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('state_reason', None)
 
     @classmethod
     def unresolved_uuids(cls, context, instance_uuid, project_id=None):

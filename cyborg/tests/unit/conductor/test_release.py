@@ -36,6 +36,14 @@ class CountingAgents:
         self.held = False
         self.kept = []
 
+    @property
+    def releases(self):
+        return self.real.releases
+
+    @property
+    def version_cap(self):
+        return self.real.version_cap
+
     def release_arqs(self, context, host, handles, timeout=None):
         self.calls.append((host, handles))
         if self.held:
