@@ -226,7 +226,8 @@ def _check(claimed, row, now, bind_timeout, programming=frozenset(),
                 deployable_name=row['deployable_name'],
                 driver_name=row['deployable_driver_name'],
                 request_group=_request_group(row))
-    reason = _refusal(row, now >= item.deadline, programming)
+    reason = (_refusal(row, now >= item.deadline, programming)
+              or _resource_class_refusal(row, item.request_group))
     if reason is not None:
         claimed.fail(row, reason)
     elif not _may_program(claimed, row, item, resolved):
@@ -262,6 +263,20 @@ def _refusal(row, late, programming):
     if row['deployable_row_id'] in programming:
         return 'deployable %s is being programmed' % row['deployable_name']
     return None
+
+
+def _resource_class_refusal(row, group):
+    """Why the provider cannot serve the group's resources, or None: a
+    group asking ``resources:FPGA`` bound to a VGPU provider would end Bound
+    with a mediated device. (Nova binds to a provider Placement chose for
+    the group; another caller may name any provider.)"""
+    wanted = sorted(key.split(':', 1)[1] for key in group
+                    if key.startswith('resources:'))
+    if not wanted or row['deployable_rc'] in wanted:
+        return None
+    return ('resource provider %s offers %s, not the %s the request group '
+            'asks for' % (row['device_rp_uuid'], row['deployable_rc'] or
+                          'no resource class', ' or '.join(wanted)))
 
 
 def _may_program(claimed, row, item, resolved):

@@ -18,6 +18,7 @@ from cyborg.objects import fields
 
 ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
+Attribute = models.Attribute.__table__
 Deployable = models.Deployable.__table__
 Device = models.Device.__table__
 DeviceProfile = models.DeviceProfile.__table__
@@ -90,12 +91,18 @@ def leased_arqs(context, arq_uuids, owner):
     when no deployable has that provider), that deployable's device
     (``device_hostname``, ``device_status``, ``device_type`` and, for
     matching a bitstream, ``device_vendor``, ``device_model``,
-    ``device_vendor_board_info``) and the attach handle the ARQ already
-    holds (``attach_handle_*``, None when it holds none; its
-    ``attach_handle_updated_at`` is when the ARQ took it).
+    ``device_vendor_board_info``), the deployable's resource class (its
+    ``rc`` attribute: ``deployable_rc``, in the same statement) and the
+    attach handle the ARQ already holds (``attach_handle_*``, None when it
+    holds none; its ``attach_handle_updated_at`` is when the ARQ took it).
     """
     if not arq_uuids:
         return []
+    resource_class = sa.select(Attribute.c.value).where(
+        Attribute.c.deployable_id == Deployable.c.id,
+        Attribute.c.key == 'rc',
+        Attribute.c.parent_attribute_id.is_(None),
+    ).limit(1).scalar_subquery()
     query = sa.select(
         ARQ,
         DeviceProfile.c.profile_json,
@@ -103,6 +110,7 @@ def leased_arqs(context, arq_uuids, owner):
         Deployable.c.name.label('deployable_name'),
         Deployable.c.driver_name.label('deployable_driver_name'),
         Deployable.c.bitstream_id.label('deployable_bitstream_id'),
+        resource_class.label('deployable_rc'),
         Device.c.hostname.label('device_hostname'),
         Device.c.status.label('device_status'),
         Device.c.type.label('device_type'),

@@ -220,6 +220,19 @@ class ClaimOutcomeTests(BindingTestsBase):
                          self.binder.bind([arq_uuid]))
         self.assertEqual(0, self.handles_in_use())
 
+    def test_a_provider_of_another_resource_class_fails(self):
+        self.profile = records.make_device_profile(
+            self.context, name='vgpu', groups=[{'resources:VGPU': '1'}])
+        arq_uuid = self.make_arq(self.providers[0])
+
+        self.assertEqual({arq_uuid: 'BindFailed'},
+                         self.binder.bind([arq_uuid]))
+        self.assertEqual('resource provider %s offers FPGA, not the VGPU the '
+                         'request group asks for' % self.providers[0],
+                         self.arq(arq_uuid).state_reason)
+        self.assertEqual(0, self.handles_in_use())
+        self.assertEqual('failed', self.nova.events()[0]['status'])
+
     def test_more_arqs_than_handles_bind_as_many_as_there_are_handles(self):
         instance = uuidutils.generate_uuid()
         arq_uuids = [self.make_arq(self.providers[0], instance)
