@@ -284,8 +284,11 @@ class AgentKilledWhileProgrammingTest(deployment.DeploymentMixin,
         self.assertEqual('BindFailed', row.state)
         self.assertIn('bind_timeout', row.state_reason or '')
         self.assertIsNone(row.attach_handle_id)
-        # The region's lock is free; what it holds is unknown.
-        self.assertEqual((None, None, None), tuple(self._lock()))
+        # The region's lock is freed, and what it holds is unknown, once
+        # the binder's call to the dead agent has timed out too (the sweep
+        # may have failed the ARQ a moment before).
+        self._wait_until(lambda: tuple(self._lock()) == (None, None, None),
+                         'the region freed and unknown', timeout=15)
         with self.database.engine.connect() as connection:
             self.assertEqual([False], [bool(in_use) for in_use in
                                        connection.execute(
