@@ -129,6 +129,15 @@ def normalize_uuid(value):
     return None if digits is None else str(uuid.UUID(hex=digits))
 
 
+def uuid_spellings(value):
+    """The spellings a uuid property may have in Glance, which compares
+    property values as text: dashed, then plain hex (both lower-case;
+    cyborg-bitstream writes the dashed one). None if ``value`` is no uuid.
+    """
+    dashed = normalize_uuid(value)
+    return None if dashed is None else (dashed, dashed.replace('-', ''))
+
+
 # Topology ---------------------------------------------------------------
 
 class TopologyError(ValueError):

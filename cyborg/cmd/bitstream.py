@@ -365,16 +365,15 @@ def upload_bitstream(glance, args):
 
 
 def _uuid_filter(option, value):
-    """The spellings of a uuid Glance may hold: dashed, then plain hex
-    (both lower-case; cyborg-bitstream writes the dashed one).
+    """``bitstream.uuid_spellings`` of ``value``.
 
     :raises: UsageError when ``value`` is no uuid
     """
-    dashed = bitstream.normalize_uuid(value)
-    if dashed is None:
+    spellings = bitstream.uuid_spellings(value)
+    if spellings is None:
         raise UsageError('%s must be a UUID (32 hex digits, dashes '
                          'optional), got %r.' % (option, value))
-    return (dashed, dashed.replace('-', ''))
+    return spellings
 
 
 def list_filters(args):

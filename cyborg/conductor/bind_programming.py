@@ -170,10 +170,8 @@ class _Images:
 
     def providers(self, function_id):
         """The valid FPGA bitstreams whose ``function_uuid`` is
-        ``function_id`` (dashed lower-case), by image id.
-
-        Glance compares property values as text: both the dashed and the
-        plain spelling are asked for.
+        ``function_id`` (a uuid), by image id, asking Glance for each of
+        its ``bitstream.uuid_spellings``.
 
         :raises: _Unusable
         """
@@ -206,8 +204,7 @@ class _Images:
 
     def _load_providers(self, function_id):
         found = {}
-        for spelling in dict.fromkeys([function_id,
-                                       function_id.replace('-', '')]):
+        for spelling in bitstreams.uuid_spellings(function_id):
             for image in self.glance.list_images(
                     {'tag': bitstreams.TAG, 'function_uuid': spelling}):
                 try:

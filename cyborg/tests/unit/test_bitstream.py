@@ -142,6 +142,14 @@ class TestKeys(BitstreamTestCase):
                     ['%s is 256 characters long; at most 255 are allowed.'
                      % key], properties(**{key: 'x' * 256}))
 
+    def test_uuid_spellings_are_the_dashed_then_the_plain_form(self):
+        for given in ('5F1C2D7E8A904C2A9A556F1C2D7E8A90',
+                      '5f1c2d7e-8a90-4c2a-9a55-6f1c2d7e8a90'):
+            self.assertEqual(('5f1c2d7e-8a90-4c2a-9a55-6f1c2d7e8a90',
+                              '5f1c2d7e8a904c2a9a556f1c2d7e8a90'),
+                             bitstream.uuid_spellings(given))
+        self.assertIsNone(bitstream.uuid_spellings('gzip'))
+
     def test_uuids_in_both_forms_any_case_come_out_dashed_lower_case(self):
         for value in (REGION, REGION.upper(), REGION_DASHED,
                       REGION_DASHED.upper(), uuid.UUID(REGION)):
