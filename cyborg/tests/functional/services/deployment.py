@@ -143,6 +143,27 @@ class DeploymentMixin:
         self.services.append(self.agent)
         return self.agent
 
+    # -- The API -----------------------------------------------------------
+
+    def _api(self, method, path, body=None):
+        """One JSON request to the API; (status, decoded body)."""
+        return api_request(self.api_port, method, path, body, timeout=60)
+
+    def _region_providers(self, count):
+        """The rp_uuids of the cards' first regions (``*-region0``), sorted,
+        once ``count`` of them have one; else None (for ``_wait_until``)."""
+        try:
+            status, body = self._api('GET', '/v2/deployables')
+        except ConnectionError:
+            return None  # the API is not listening yet
+        if status != 200:
+            return None
+        regions = [item['rp_uuid'] for item in body['deployables']
+                   if item['name'].endswith('-region0')]
+        if len(regions) != count or None in regions:
+            return None
+        return sorted(regions)
+
     # -- Waiting -----------------------------------------------------------
 
     def _logs(self):

@@ -151,10 +151,6 @@ class AgentKilledWhileProgrammingTest(deployment.DeploymentMixin,
         self.images = glance_client.GlanceClient(conf.CONF)
         self.region = self._wait_until(self._region, 'the first report')
 
-    def _api(self, method, path, body=None):
-        return deployment.api_request(self.api_port, method, path, body,
-                                      timeout=60)
-
     def _region(self):
         try:
             status, answer = self._api('GET', '/v2/deployables')

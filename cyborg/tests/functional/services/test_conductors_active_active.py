@@ -55,24 +55,6 @@ class ActiveActiveTest(deployment.DeploymentMixin, base.TestCase):
 
     backend = 'mysql'
 
-    def _api(self, method, path, body=None):
-        return deployment.api_request(self.api_port, method, path, body,
-                                      timeout=60)
-
-    def _regions(self):
-        """The rp_uuids of the fleet's regions, once all have one."""
-        try:
-            status, body = self._api('GET', '/v2/deployables')
-        except ConnectionError:
-            return None  # the API is not listening yet
-        if status != 200:
-            return None
-        regions = [item['rp_uuid'] for item in body['deployables']
-                   if item['name'].endswith('-region0')]
-        if len(regions) != CARDS or None in regions:
-            return None
-        return sorted(regions)
-
     def _rows(self, arq_uuids):
         with self.database.engine.connect() as connection:
             return connection.execute(
@@ -101,7 +83,7 @@ class ActiveActiveTest(deployment.DeploymentMixin, base.TestCase):
                               recovery.SETTINGS.sweep_interval}})
         second_host = 'conductor2-%s' % self.suffix
         second = self._start_conductor(second_host)
-        regions = self._wait_until(self._regions,
+        regions = self._wait_until(lambda: self._region_providers(CARDS),
                                    'the %d regions with providers' % CARDS)
         profile = 'fpga-%s' % self.suffix
         status, body = self._api('POST', '/v2/device_profiles', [{

@@ -66,10 +66,6 @@ class ProgramProcessesTest(deployment.DeploymentMixin, base.TestCase):
 
     # -- Reading the API, the database and Placement ------------------------
 
-    def _api(self, method, path, body=None):
-        return deployment.api_request(self.api_port, method, path, body,
-                                      timeout=60)
-
     def _regions(self):
         """The two regions through the API, once both are reported."""
         status, answer = self._api('GET', '/v2/deployables')

@@ -44,24 +44,6 @@ class ScarceHandlesTest(deployment.DeploymentMixin, base.TestCase):
 
     backend = 'mysql'
 
-    def _api(self, method, path, body=None):
-        return deployment.api_request(self.api_port, method, path, body,
-                                      timeout=60)
-
-    def _regions(self):
-        """The rp_uuids of the 100 regions, once all have one."""
-        try:
-            status, body = self._api('GET', '/v2/deployables')
-        except ConnectionError:
-            return None  # the API is not listening yet
-        if status != 200:
-            return None
-        regions = [item['rp_uuid'] for item in body['deployables']
-                   if item['name'].endswith('-region0')]
-        if len(regions) != DEVICES or None in regions:
-            return None
-        return sorted(regions)
-
     def _clients(self, function, items):
         """``function`` of each item from CLIENTS threads: the answers,
         and the errors the clients met (a connection refused or reset)."""
@@ -85,7 +67,7 @@ class ScarceHandlesTest(deployment.DeploymentMixin, base.TestCase):
         self._start_services(FLEET, {'conductor': {
             'bind_timeout': BIND_TIMEOUT, 'bind_sweep_interval': 1}})
         started = time.monotonic()
-        regions = self._wait_until(self._regions,
+        regions = self._wait_until(lambda: self._region_providers(DEVICES),
                                    'the %d regions with providers' % DEVICES,
                                    timeout=60)
         self._measure('report-seconds', started)
