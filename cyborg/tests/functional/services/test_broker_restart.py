@@ -76,6 +76,13 @@ class BrokerRestartTestsMixin(cases.ArqProcessesMixin):
         service = self._heartbeat_of(self.host, 'cyborg-agent')
         return service.report_count if service is not None else 0
 
+    def _state_reason(self, arq_uuid):
+        status, arq = deployment.api_request(
+            self.api_port, 'GET', '/v2/accelerator_requests/%s' % arq_uuid,
+            headers={'OpenStack-API-Version': 'accelerator 2.3'})
+        self.assertEqual(200, status, arq)
+        return arq.get('state_reason') or ''
+
     def _arq_states(self, arq_uuids):
         states = {}
         for arq_uuid in arq_uuids:
@@ -141,7 +148,11 @@ class BrokerRestartTestsMixin(cases.ArqProcessesMixin):
         self.assertFalse(writer.is_alive(), 'the API write never ended')
 
         # 4. Every ARQ resolves within bind_timeout of its bind, without any
-        # service restarted, and each is Bound to its own handle.
+        # service restarted, each Bound to its own handle, except one whose
+        # prepare call was inside the stopped broker (its queues are not
+        # durable): that call is lost, and the ARQ ends BindFailed, saying
+        # so, at bind_timeout; its handle is free (a known limit, see
+        # doc/source/admin/scale-out.rst).
         def resolved():
             states = self._arq_states(arq_uuids)
             return states if 'BindStarted' not in states.values() else None
@@ -150,17 +161,28 @@ class BrokerRestartTestsMixin(cases.ArqProcessesMixin):
                                   timeout=BIND_TIMEOUT + 10)
         resolved_after = time.monotonic() - accepted_at
         self.assertLess(resolved_after, BIND_TIMEOUT + 5, states)
-        self.assertEqual({'Bound'}, set(states.values()),
-                         'at the stop: %s\nafter: %s\n%s'
-                         % (states_at_stop, states, self._logs()))
+        lost = sorted(arq_uuid for arq_uuid, state in states.items()
+                      if state != 'Bound')
+        self.assertLessEqual(set(states.values()), {'Bound', 'BindFailed'},
+                             'at the stop: %s\nafter: %s\n%s'
+                             % (states_at_stop, states, self._logs()))
         for arq_uuid in arq_uuids:
-            self._assert_bound(self._get_arq(arq_uuid), providers[arq_uuid],
-                               instances[arq_uuid])
+            arq = self._get_arq(arq_uuid)
+            if arq_uuid in lost:
+                self.assertEqual('BindStarted', states_at_stop[arq_uuid])
+                self.assertIsNone(arq['attach_handle_uuid'], arq)
+                self.assertIn('did not answer within bind_timeout',
+                              self._state_reason(arq_uuid))
+            else:
+                self._assert_bound(arq, providers[arq_uuid],
+                                   instances[arq_uuid])
 
         # 5. Nova hears exactly once of each instance.
         expected = {arq_uuid: [{'name': cases.EVENT_NAME,
                                 'server_uuid': instances[arq_uuid],
-                                'tag': arq_uuid, 'status': 'completed'}]
+                                'tag': arq_uuid,
+                                'status': ('failed' if arq_uuid in lost
+                                           else 'completed')}]
                     for arq_uuid in arq_uuids}
         self._wait_until(lambda: all(nova.events_of(arq_uuids).values()),
                          'the events at the Nova stand-in')
