@@ -2,22 +2,16 @@
 
 Seed 002 keeps an FPGA bitstream in Glance as an image tagged ``FPGA``
 whose properties use standard keys (``KEYS``), ``topology`` being a JSON
-text of the PFs and VFs the loaded bitstream gives (``Topology``). This
-module is the one place knowing those keys, their formats and the rules
-deciding whether a bitstream fits an FPGA region (``check_fits``), as
-doc/source/admin/bitstreams.rst tells operators. It calls nothing: callers
-hand in the image dict of Glance, or the device, deployable and attributes.
-
-Decisions the seed leaves open:
-
-* a value has at most 255 characters (they are names, ids and versions),
-  the topology JSON at most 65,535 (what Glance's property column holds on
-  MariaDB; Glance's API sets no limit of its own);
-* a uuid is 32 hex digits, dashes (8-4-4-4-12) optional, any case; it is
-  kept dashed and lower-case, as Glance image ids and bitstream_id are;
-* a nullable key may be absent, None or blank, all meaning null;
-* ``topology`` is nullable: the seed's note makes it optional (not its table);
-* other keys (Glance's own ``id``, ``name``, ...) are left alone.
+text of the PFs and VFs the loaded bitstream gives (``Topology``). This is
+the one place knowing those keys, their formats and whether a bitstream
+fits an FPGA region (``check_fits``; doc/source/admin/bitstreams.rst). It
+calls nothing: callers hand in Glance's image dict, or the device rows.
+Decisions the seed leaves open: a value has at most 255 characters, the
+topology JSON 65,535 (Glance's column on MariaDB; its API sets no limit);
+a uuid is 32 hex digits, dashes optional, any case, kept dashed and
+lower-case; a nullable key may be absent, None or blank (null);
+``topology`` is nullable (the seed's note makes it optional); other keys
+(Glance's own ``id``, ``name``, ...) are left alone.
 """
 
 import collections.abc
@@ -130,10 +124,8 @@ def normalize_uuid(value):
 
 
 def uuid_spellings(value):
-    """The spellings a uuid property may have in Glance, which compares
-    property values as text: dashed, then plain hex (both lower-case;
-    cyborg-bitstream writes the dashed one). None if ``value`` is no uuid.
-    """
+    """A uuid's spellings in Glance (which compares text): dashed, then
+    plain hex, lower-case; None if ``value`` is no uuid."""
     dashed = normalize_uuid(value)
     return None if dashed is None else (dashed, dashed.replace('-', ''))
 
