@@ -16,11 +16,16 @@ class RequestContext(oslo_context.RequestContext):
     ``has_service_token`` says whether the request also carried a valid
     service token (as Nova sends with ``[service_user]``); some ARQ calls
     require one. It travels over RPC with the rest of the context.
+
+    ``peer_object_versions`` is set on the context of an RPC call a
+    server received: the object versions its caller reads (None when the
+    caller did not say), which the server's answer is backported to.
     """
 
     def __init__(self, has_service_token=False, **kwargs):
         super().__init__(**kwargs)
         self.has_service_token = has_service_token
+        self.peer_object_versions = None
 
     def to_dict(self):
         values = super().to_dict()

@@ -118,6 +118,10 @@ class MessagingTimeout(exception.ServiceUnavailable,
                'whether the request was carried out is unknown.')
 
 
+# The context key naming the caller's object versions.
+OBJECT_VERSIONS_KEY = 'cyborg_object_versions'
+
+
 class RequestContextSerializer(oslo_messaging.Serializer):
     """Sends the RequestContext as a dict and entities through ``base``."""
 
@@ -131,10 +135,20 @@ class RequestContextSerializer(oslo_messaging.Serializer):
         return self._base.deserialize_entity(context, entity)
 
     def serialize_context(self, context):
-        return context.to_dict()
+        values = context.to_dict()
+        # The object versions this caller reads: the server backports its
+        # answer to them (objects_base.CyborgObjectSerializer). A service
+        # of an older release ignores the key.
+        values[OBJECT_VERSIONS_KEY] = objects_base.local_versions()
+        return values
 
     def deserialize_context(self, context):
-        return cyborg_context.RequestContext.from_dict(context)
+        values = dict(context)
+        versions = values.pop(OBJECT_VERSIONS_KEY, None)
+        request_context = cyborg_context.RequestContext.from_dict(values)
+        request_context.peer_object_versions = (
+            versions if isinstance(versions, dict) else None)
+        return request_context
 
 
 def get_serializer():

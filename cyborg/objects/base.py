@@ -1,6 +1,7 @@
 """Bases shared by cyborg's versioned objects and the RPC serializer."""
 
 from oslo_utils import uuidutils
+from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 
 
@@ -118,7 +119,41 @@ class TableObject(CyborgObject):
         self._queries.destroy(context, self.uuid)
 
 
+def local_versions():
+    """{object name: version} of this release's objects: what a caller of
+    an RPC call can read, sent along with the call's context."""
+    return {name: classes[0].VERSION
+            for name, classes in CyborgObjectRegistry.obj_classes().items()}
+
+
 class CyborgObjectSerializer(ovo_base.VersionedObjectSerializer):
-    """Serializes cyborg objects for oslo.messaging."""
+    """Serializes cyborg objects for oslo.messaging.
+
+    An object is sent at the version its reader can read: a server answers
+    a caller that named its versions (``context.peer_object_versions``,
+    set from the call's context by ``cyborg.rpc``) with each object
+    backported to the caller's version, so that a service of the previous
+    release keeps reading the answers of an upgraded one. Callers that
+    name none (and callers newer than the server) get this release's.
+    """
 
     OBJ_BASE_CLASS = CyborgObject
+
+    def serialize_entity(self, context, entity):
+        if isinstance(entity, (tuple, list, set, dict)):
+            return self._process_iterable(context, self.serialize_entity,
+                                          entity)
+        if not isinstance(entity, ovo_base.VersionedObject):
+            return entity
+        manifest = getattr(context, 'peer_object_versions', None)
+        target = (manifest or {}).get(entity.obj_name())
+        if target is None or not _older(target, entity.VERSION):
+            return entity.obj_to_primitive()
+        return entity.obj_to_primitive(target_version=target,
+                                       version_manifest=manifest)
+
+
+def _older(version, than):
+    """Whether object version ``version`` is older than ``than``."""
+    return (versionutils.convert_version_to_tuple(version)
+            < versionutils.convert_version_to_tuple(than))

@@ -9,18 +9,21 @@ refuses, with a reason, what needs a newer agent.
 
 import datetime
 
+import fixtures
 import oslo_messaging
 from oslo_utils import timeutils
 
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import objects
+from cyborg import rpc
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import bind_transactions
 from cyborg.conductor import binder
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import releasing
+from cyborg.objects import base as objects_base
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import messaging
@@ -148,3 +151,74 @@ class ARQBackportTest(base.TestCase):
         current = arq.obj_to_primitive()
         self.assertEqual('no free attach handle',
                          current['cyborg_object.data']['state_reason'])
+
+
+class CallerVersionsTest(base.TestCase):
+    """A server answers each caller with the object versions it reads."""
+
+    def setUp(self):
+        super().setUp()
+        self.messaging = self.useFixture(messaging.Messaging(conf.CONF))
+        self.context = cyborg_context.get_admin_context()
+        self.messaging.serve('upgrade-test', 'server-1', [ARQServer()])
+        self.client = rpc.get_client(oslo_messaging.Target(
+            topic='upgrade-test', server='server-1', version='1.0'))
+
+    def _caller_reads(self, versions):
+        self.useFixture(fixtures.MockPatch(
+            'cyborg.objects.base.local_versions', return_value=versions))
+
+    def test_a_caller_of_the_previous_release_gets_backported_objects(self):
+        versions = dict(objects_base.local_versions(), ARQ='1.0')
+        self._caller_reads(versions)
+        primitives = []
+        real_deserialize = objects_base.CyborgObjectSerializer.\
+            deserialize_entity
+
+        def keep(serializer, context, primitive):
+            primitives.append(primitive)
+            return real_deserialize(serializer, context, primitive)
+        self.useFixture(fixtures.MockPatchObject(
+            objects_base.CyborgObjectSerializer, 'deserialize_entity',
+            keep))
+        answer = self.client.call(self.context, 'arqs')
+        self.assertEqual(['1.0', '1.0'], [
+            primitive['cyborg_object.version'] for primitive in primitives
+            if isinstance(primitive, dict)])
+        self.assertEqual([False, False], [
+            arq.obj_attr_is_set('state_reason') for arq in answer])
+        self.assertEqual(['BindFailed', 'Bound'],
+                         [arq.state for arq in answer])
+
+    def test_a_caller_of_this_release_gets_every_field(self):
+        answer = self.client.call(self.context, 'arqs')
+        self.assertEqual('no free attach handle', answer[0].state_reason)
+
+    def test_a_caller_newer_than_the_server_gets_the_servers_version(self):
+        self._caller_reads(dict(objects_base.local_versions(), ARQ='1.7'))
+        answer = self.client.call(self.context, 'arqs')
+        self.assertEqual(objects.ARQ.VERSION, answer[0].VERSION)
+        self.assertEqual('no free attach handle', answer[0].state_reason)
+
+    def test_the_server_context_names_the_callers_versions(self):
+        serializer = rpc.get_serializer()
+        received = serializer.deserialize_context(
+            serializer.serialize_context(self.context))
+        self.assertEqual(objects_base.local_versions(),
+                         received.peer_object_versions)
+        # A caller of an older release sends no versions.
+        received = serializer.deserialize_context(self.context.to_dict())
+        self.assertIsNone(received.peer_object_versions)
+
+
+class ARQServer:
+    """An RPC endpoint answering with ARQs, one of them failed with a reason."""
+
+    target = oslo_messaging.Target(version='1.0')
+
+    @oslo_messaging.expose
+    def arqs(self, context):
+        return [objects.ARQ(uuid=ARQ['uuid'], state='BindFailed',
+                            state_reason='no free attach handle'),
+                objects.ARQ(uuid='c2f1b8e4-7d3a-4f5e-9b6c-0a1d2e3f4a5b',
+                            state='Bound')]
