@@ -25,6 +25,8 @@ import datetime
 import json
 import logging
 
+import os_traits
+
 from cyborg.clients import nova as nova_client
 from cyborg.conductor import bind_programming
 from cyborg.conductor import releasing
@@ -227,7 +229,8 @@ def _check(claimed, row, now, bind_timeout, programming=frozenset(),
                 driver_name=row['deployable_driver_name'],
                 request_group=_request_group(row))
     reason = (_refusal(row, now >= item.deadline, programming)
-              or _resource_class_refusal(row, item.request_group))
+              or _resource_class_refusal(row, item.request_group)
+              or _trait_refusal(row, item.request_group))
     if reason is not None:
         claimed.fail(row, reason)
     elif not _may_program(claimed, row, item, resolved):
@@ -277,6 +280,29 @@ def _resource_class_refusal(row, group):
     return ('resource provider %s offers %s, not the %s the request group '
             'asks for' % (row['device_rp_uuid'], row['deployable_rc'] or
                           'no resource class', ' or '.join(wanted)))
+
+
+def _trait_refusal(row, group):
+    """Why the provider's traits do not meet the group's ``trait:`` keys
+    (``required`` traits it lacks, ``forbidden`` ones it has), or None.
+    The provider's traits are OWNER_CYBORG and the deployable's ``trait*``
+    attributes, as Placement has them."""
+    offered = {os_traits.OWNER_CYBORG}
+    offered.update((row['deployable_traits'] or '').split(
+        queries.TRAIT_SEPARATOR))
+    asked = [(key.split(':', 1)[1], value) for key, value in group.items()
+             if key.startswith('trait:')]
+    missing = sorted(trait for trait, value in asked
+                     if value == 'required' and trait not in offered)
+    if missing:
+        return ('resource provider %s lacks the trait %s the request group '
+                'requires' % (row['device_rp_uuid'], ', '.join(missing)))
+    present = sorted(trait for trait, value in asked
+                     if value == 'forbidden' and trait in offered)
+    if present:
+        return ('resource provider %s has the trait %s the request group '
+                'forbids' % (row['device_rp_uuid'], ', '.join(present)))
+    return None
 
 
 def _may_program(claimed, row, item, resolved):

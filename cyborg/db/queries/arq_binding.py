@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import placement as placement_queries
 from cyborg.objects import fields
 
 ARQ = models.ARQ.__table__
@@ -24,6 +25,8 @@ Device = models.Device.__table__
 DeviceProfile = models.DeviceProfile.__table__
 
 BIND_STARTED = fields.ARQState.BIND_STARTED
+# Joins a deployable's traits in one column (trait names have no spaces).
+TRAIT_SEPARATOR = ' '
 
 
 def _bind_started_at():
@@ -92,17 +95,28 @@ def leased_arqs(context, arq_uuids, owner):
     (``device_hostname``, ``device_status``, ``device_type`` and, for
     matching a bitstream, ``device_vendor``, ``device_model``,
     ``device_vendor_board_info``), the deployable's resource class (its
-    ``rc`` attribute: ``deployable_rc``, in the same statement) and the
+    ``rc`` attribute: ``deployable_rc``, and its ``trait*`` attributes
+    values joined by TRAIT_SEPARATOR: ``deployable_traits``, both in the
+    same statement) and the
     attach handle the ARQ already holds (``attach_handle_*``, None when it
     holds none; its ``attach_handle_updated_at`` is when the ARQ took it).
     """
     if not arq_uuids:
         return []
+    # As Placement has them (queries.placement.provider_sources_of_host):
+    # the newest top-level ``rc`` attribute, the top-level ``trait*`` ones.
     resource_class = sa.select(Attribute.c.value).where(
         Attribute.c.deployable_id == Deployable.c.id,
-        Attribute.c.key == 'rc',
+        Attribute.c.key == placement_queries.RESOURCE_CLASS_KEY,
         Attribute.c.parent_attribute_id.is_(None),
-    ).limit(1).scalar_subquery()
+    ).order_by(Attribute.c.id.desc()).limit(1).scalar_subquery()
+    traits = sa.select(sa.func.aggregate_strings(
+        Attribute.c.value, TRAIT_SEPARATOR)).where(
+        Attribute.c.deployable_id == Deployable.c.id,
+        Attribute.c.key.startswith(placement_queries.TRAIT_KEY_PREFIX),
+        Attribute.c.parent_attribute_id.is_(None),
+        Attribute.c.value.is_not(None),
+    ).scalar_subquery()
     query = sa.select(
         ARQ,
         DeviceProfile.c.profile_json,
@@ -111,6 +125,7 @@ def leased_arqs(context, arq_uuids, owner):
         Deployable.c.driver_name.label('deployable_driver_name'),
         Deployable.c.bitstream_id.label('deployable_bitstream_id'),
         resource_class.label('deployable_rc'),
+        traits.label('deployable_traits'),
         Device.c.hostname.label('device_hostname'),
         Device.c.status.label('device_status'),
         Device.c.type.label('device_type'),

@@ -233,6 +233,50 @@ class ClaimOutcomeTests(BindingTestsBase):
         self.assertEqual(0, self.handles_in_use())
         self.assertEqual('failed', self.nova.events()[0]['status'])
 
+    def _give_traits(self, rp_uuid, *traits):
+        with self.database.engine.connect() as connection:
+            deployable_id = connection.execute(sa.select(
+                Deployable.c.id).where(
+                Deployable.c.rp_uuid == rp_uuid)).scalar_one()
+        for number, trait in enumerate(traits):
+            objects.Attribute(deployable_id=deployable_id,
+                              key='trait%d' % number,
+                              value=trait).create(self.context)
+
+    def _bind_with_group(self, group):
+        self.profile = records.make_device_profile(
+            self.context, name='traits', groups=[group])
+        arq_uuid = self.make_arq(self.providers[0])
+        return arq_uuid, self.binder.bind([arq_uuid])[arq_uuid]
+
+    def test_a_provider_with_the_required_traits_binds(self):
+        self._give_traits(self.providers[0], 'CUSTOM_A', 'CUSTOM_B')
+        arq_uuid, state = self._bind_with_group({
+            'resources:FPGA': '1', 'trait:CUSTOM_A': 'required',
+            'trait:CUSTOM_B': 'required', 'trait:OWNER_CYBORG': 'required',
+            'trait:CUSTOM_C': 'forbidden'})
+        self.assertEqual('Bound', state)
+
+    def test_a_provider_lacking_a_required_trait_fails(self):
+        self._give_traits(self.providers[0], 'CUSTOM_A')
+        arq_uuid, state = self._bind_with_group({
+            'resources:FPGA': '1', 'trait:CUSTOM_A': 'required',
+            'trait:CUSTOM_GZIP': 'required'})
+        self.assertEqual('BindFailed', state)
+        self.assertEqual('resource provider %s lacks the trait CUSTOM_GZIP '
+                         'the request group requires' % self.providers[0],
+                         self.arq(arq_uuid).state_reason)
+        self.assertEqual(0, self.handles_in_use())
+
+    def test_a_provider_with_a_forbidden_trait_fails(self):
+        self._give_traits(self.providers[0], 'CUSTOM_A', 'CUSTOM_B')
+        arq_uuid, state = self._bind_with_group({
+            'resources:FPGA': '1', 'trait:CUSTOM_B': 'forbidden'})
+        self.assertEqual('BindFailed', state)
+        self.assertEqual('resource provider %s has the trait CUSTOM_B the '
+                         'request group forbids' % self.providers[0],
+                         self.arq(arq_uuid).state_reason)
+
     def test_more_arqs_than_handles_bind_as_many_as_there_are_handles(self):
         instance = uuidutils.generate_uuid()
         arq_uuids = [self.make_arq(self.providers[0], instance)
