@@ -40,6 +40,7 @@ import uuid
 
 from oslo_utils import uuidutils
 
+from cyborg.conductor import placement_sync
 from cyborg.conductor import report_validation
 from cyborg.db import api as db_api
 from cyborg.db.queries import attach_handles
@@ -145,6 +146,8 @@ class _Reconciliation:
         self.deployable_by_name = {
             (row['device_id'], row['name']): row
             for row in self.deployables.values()}
+        self.rp_uuids = {row['rp_uuid'] for row in self.deployables.values()
+                         if row['rp_uuid'] is not None}
         self.attributes = {row['id']: row for row in
                            inventory.attributes_of_host(context, host)}
         self.attribute_by_uuid = {row['uuid']: row
@@ -238,14 +241,14 @@ class _Reconciliation:
                     new_rows.append(dict(
                         columns, uuid=uuidutils.generate_uuid(),
                         name=deployable.name, device_id=device_id,
-                        rp_uuid=(uuidutils.generate_uuid()
+                        rp_uuid=(self._new_rp_uuid(deployable.name)
                                  if deployable.offers_accelerators() else None),
                         created_at=self.now))
                     continue
                 deployable_ids[(device_id, deployable.name)] = row['id']
                 columns['rp_uuid'] = row['rp_uuid']
                 if row['rp_uuid'] is None and deployable.offers_accelerators():
-                    columns['rp_uuid'] = uuidutils.generate_uuid()
+                    columns['rp_uuid'] = self._new_rp_uuid(deployable.name)
                 if any(row[name] != value for name, value in columns.items()):
                     updates.append(dict(columns, id=row['id'],
                                         updated_at=self.now))
@@ -264,6 +267,17 @@ class _Reconciliation:
         return deployable_ids
 
     # Attributes: flat key/value pairs, nested through parent_attribute_id.
+
+    def _new_rp_uuid(self, name):
+        """The provider uuid of a new deployable ``name``: the derived one
+        (``placement_sync.provider_uuid``), or a random one while a row of
+        this host still holds it (a device kept for a bound ARQ beside its
+        successor with the same deployable names)."""
+        derived = placement_sync.provider_uuid(self.host, name)
+        if derived in self.rp_uuids:
+            return uuidutils.generate_uuid()
+        self.rp_uuids.add(derived)
+        return derived
 
     def _apply_attributes(self, deployable_ids):
         """Insert and update reported attributes, one nesting level at a time.

@@ -5,18 +5,37 @@ compute-node provider named after the host (api-contract.md section 6):
 uuid = the deployable's rp_uuid, inventory in its ``rc`` class, traits
 OWNER_CYBORG plus its ``trait*`` attributes. The database is the truth; a
 sync that fails is repeated by the host's next report or device change.
+
+Cyborg's providers in the compute node's tree are those of its deployables
+(by uuid), those marked OWNER_CYBORG, and those a sync left half-written:
+creating a provider and marking it are two requests, and Placement may fail
+between them. The rule for the last: a direct child of the compute node,
+at generation 0, named ``<host>_`` plus a valid deployable name
+(``report_validation.DEPLOYABLE_NAME``) and with the uuid a deployable of
+that name gets (``provider_uuid``: derived from host and name, which no
+other service's random uuid matches). Placement raises a provider's
+generation at each change of its inventory, traits, aggregates or
+allocations, so generation 0 means nothing was ever written to it; the
+tree listing shows it, with no request per provider. Cyborg's providers no
+deployable wants are deleted. Other services' providers are left alone,
+even an empty one named like a deployable's (Nova's vGPU and PCI children
+between their creation and first write): their uuids are not derived.
+Deployables recorded before provider uuids were derived (random uuids)
+are covered only once marked.
 """
 
 import collections
 import logging
 import re
 import threading
+import uuid
 import weakref
 
 import os_resource_classes
 import os_traits
 
 from cyborg import exception
+from cyborg.conductor import report_validation
 from cyborg.db.queries import placement as placement_queries
 from cyborg.objects import fields
 
@@ -26,15 +45,37 @@ OWNER_TRAIT = os_traits.OWNER_CYBORG
 
 _CUSTOM_NAME = re.compile(r'CUSTOM_[A-Z0-9_]+')
 
+# Providers of new deployables get uuid5(PROVIDER_NAMESPACE, host/name).
+PROVIDER_NAMESPACE = uuid.UUID('0b3e7c1a-5d94-4f2e-8a61-c2d7f9e4b805')
+
 # What one deployable's provider should be; ``traits`` is a frozenset.
 DesiredProvider = collections.namedtuple('DesiredProvider', [
     'uuid', 'name', 'resource_class', 'total', 'reserved', 'traits'])
 
-# Per Placement client, per host: {rp_uuid: (generation, DesiredProvider)}
-# last written or checked. A provider whose generation has not moved since
-# needs no request; any error drops the host's entries.
-_written = weakref.WeakKeyDictionary()
-_written_lock = threading.Lock()
+
+class _HostMemory:
+    """What syncs of one host through one Placement client found so far.
+
+    ``written``: {rp_uuid: (generation, DesiredProvider)} last written or
+    checked; a provider whose generation has not moved since needs no
+    request. ``foreign``: {rp_uuid: generation} of the providers of the
+    tree found not to be cyborg's; one whose generation has not moved since
+    needs no listing of the marked providers. Any error forgets both.
+    """
+
+    def __init__(self):
+        self.written = {}
+        self.foreign = {}
+
+    def clear(self):
+        """Forget everything: the next sync reads Placement again."""
+        self.written.clear()
+        self.foreign.clear()
+
+
+# Per Placement client, per host: its _HostMemory.
+_memories = weakref.WeakKeyDictionary()
+_memories_lock = threading.Lock()
 
 # Syncs of one host run one at a time in this process (reports, device
 # status and attribute changes arrive on different RPC threads).
@@ -55,14 +96,14 @@ def sync_host(context, placement, host):
         refuses a request (after every other provider was handled)
     """
     with _lock_of(host):
-        written = _written_of(placement, host)
+        memory = _memory_of(placement, host)
         try:
-            _sync(context, placement, host, written)
+            _sync(context, placement, host, memory)
         except exception.PlacementUnavailable as error:
-            written.clear()
+            memory.clear()
             unavailable = error
         except Exception:
-            written.clear()
+            memory.clear()
             raise
         else:
             return True
@@ -109,13 +150,16 @@ def desired_providers(context, host):
     return desired
 
 
-def _sync(context, placement, host, written):
+def _sync(context, placement, host, memory):
     desired = desired_providers(context, host)
-    found = _compute_node_and_owned(placement, host, desired)
+    found = _compute_node_and_tree(placement, host, desired)
     if found is None:
-        written.clear()
+        memory.clear()
         return
-    compute_node_uuid, owned = found
+    compute_node_uuid, tree = found
+    owned = _owned(placement, host, compute_node_uuid, tree, desired,
+                   memory.foreign)
+    written = memory.written
 
     errors = []
     # Deleting first frees the names of stale providers for new ones.
@@ -149,8 +193,8 @@ def _sync(context, placement, host, written):
         raise errors[0]
 
 
-def _compute_node_and_owned(placement, host, desired):
-    """The compute node's uuid and cyborg's providers under it, by uuid.
+def _compute_node_and_tree(placement, host, desired):
+    """The compute node's uuid and the other providers of its tree, by uuid.
 
     None when the host has neither a compute node nor anything to offer.
     """
@@ -161,11 +205,63 @@ def _compute_node_and_owned(placement, host, desired):
         # Nova has not registered this host (yet): the all-in-one alone.
         return placement.ensure_provider(host), {}
     compute_node_uuid = compute_node['uuid']
-    owned = {provider['uuid']: provider
-             for provider in placement.get_provider_tree(
-                 compute_node_uuid, required_traits=[OWNER_TRAIT])
-             if provider['uuid'] != compute_node_uuid}
-    return compute_node_uuid, owned
+    tree = {provider['uuid']: provider
+            for provider in placement.get_provider_tree(compute_node_uuid)
+            if provider['uuid'] != compute_node_uuid}
+    return compute_node_uuid, tree
+
+
+def _owned(placement, host, compute_node_uuid, tree, desired, foreign):
+    """Cyborg's providers among ``tree``, by uuid (see the module docstring).
+
+    The providers marked OWNER_CYBORG are listed (one request) only when
+    ``tree`` holds one that may be marked, is not desired and was not
+    found foreign at its present generation by an earlier sync; so a host
+    in step costs no request here. ``foreign`` is refilled.
+    """
+    unsure = [rp_uuid for rp_uuid, provider in tree.items()
+              if rp_uuid not in desired and provider['generation'] != 0
+              and foreign.get(rp_uuid) != provider['generation']]
+    marked = set()
+    if unsure:
+        marked = {provider['uuid']
+                  for provider in placement.get_provider_tree(
+                      compute_node_uuid, required_traits=[OWNER_TRAIT])}
+    owned = {}
+    foreign.clear()
+    for rp_uuid, provider in tree.items():
+        if rp_uuid in desired or rp_uuid in marked:
+            owned[rp_uuid] = provider
+        elif _is_half_written(provider, host, compute_node_uuid):
+            LOG.info('Resource provider %s (%s) under the compute node of '
+                     'host %s has nothing written to it and the name of a '
+                     'deployable: taken as one a failed sync created but '
+                     'did not mark OWNER_CYBORG', provider['name'], rp_uuid,
+                     host)
+            owned[rp_uuid] = provider
+        else:
+            foreign[rp_uuid] = provider['generation']
+    return owned
+
+
+def _is_half_written(provider, host, compute_node_uuid):
+    """Whether ``provider`` is as a sync leaves it between POST and traits."""
+    prefix = '%s_' % host
+    name = provider['name']
+    return (provider['parent_provider_uuid'] == compute_node_uuid
+            and provider['generation'] == 0
+            and name.startswith(prefix)
+            and report_validation.DEPLOYABLE_NAME.match(
+                name[len(prefix):]) is not None
+            and provider['uuid'] == provider_uuid(host, name[len(prefix):]))
+
+
+def provider_uuid(host, deployable_name):
+    """The resource provider uuid a new deployable of ``host`` gets:
+    derived from the host and name, so that a provider found in Placement
+    can be proved cyborg's by its uuid alone (``_is_half_written``)."""
+    return str(uuid.uuid5(PROVIDER_NAMESPACE,
+                          '%s/%s' % (host, deployable_name)))
 
 
 # A provider as Placement holds it, compared with what it should be.
@@ -216,7 +312,7 @@ def _write_pending(placement, pending, written, errors):
 
 
 def _create(placement, want, compute_node_uuid):
-    """Create the provider; None when it exists already (outside the owned tree)."""
+    """Create the provider; None when it exists already (outside the tree)."""
     try:
         return placement.create_provider(want.uuid, want.name,
                                          parent_uuid=compute_node_uuid)
@@ -319,6 +415,9 @@ def _lock_of(host):
         return _host_locks[host]
 
 
-def _written_of(placement, host):
-    with _written_lock:
-        return _written.setdefault(placement, {}).setdefault(host, {})
+def _memory_of(placement, host):
+    with _memories_lock:
+        per_host = _memories.setdefault(placement, {})
+        if host not in per_host:
+            per_host[host] = _HostMemory()
+        return per_host[host]

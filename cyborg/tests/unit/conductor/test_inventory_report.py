@@ -14,6 +14,7 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import inventory_report
+from cyborg.conductor import placement_sync
 from cyborg.conductor import report_validation
 from cyborg.db import models
 from cyborg.tests import base
@@ -124,6 +125,29 @@ class ReconciliationTests:
         self.assertIsNotNone(region['rp_uuid'])
         self.assertEqual([None, None, None],
                          [root['rp_uuid'], vf1['rp_uuid'], vf2['rp_uuid']])
+
+    def test_a_new_provider_uuid_is_derived_from_host_and_name(self):
+        self.apply('compute-1', fpga(0x5e))
+        self.apply('compute-2', fpga(0x5e))
+
+        name = 'fpga-0000:5e:00.0-region0'
+        self.assertEqual(placement_sync.provider_uuid('compute-1', name),
+                         self.deployable(name)['rp_uuid'])
+        self.assertEqual(placement_sync.provider_uuid('compute-2', name),
+                         self.deployable(name, 'compute-2')['rp_uuid'])
+
+    def test_a_derived_provider_uuid_still_held_is_not_given_twice(self):
+        name = 'fpga-0000:5e:00.0-region0'
+        derived = placement_sync.provider_uuid('compute-1', name)
+        device = records.make_device(self.context, hostname='compute-1')
+        records.make_deployable(self.context, device, name='kept-region',
+                                rp_uuid=derived)
+
+        self.apply('compute-1', fpga(0x5e))
+
+        rp_uuid = self.deployable(name)['rp_uuid']
+        self.assertIsNotNone(rp_uuid)
+        self.assertNotEqual(derived, rp_uuid)
 
     def test_first_report_creates_attributes_and_attach_handles(self):
         self.apply('compute-1', fpga(0x5e, vfs=2))

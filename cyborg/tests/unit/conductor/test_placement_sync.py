@@ -56,10 +56,10 @@ class PlacementSyncTestCase(base.TestCase):
         self._deployable(other, 'fpga-0000:5e:00.0-region0', 1, 'FPGA', [])
 
     def _deployable(self, device, name, num_accelerators, resource_class,
-                    traits):
+                    traits, **overrides):
         deployable = records.make_deployable(
             self.context, device, name=name,
-            num_accelerators=num_accelerators)
+            num_accelerators=num_accelerators, **overrides)
         if resource_class is not None:
             records.make_attribute(self.context, deployable, 'rc',
                                    resource_class)
@@ -208,12 +208,19 @@ class TestSyncHost(PlacementSyncTestCase):
     def test_the_provider_of_a_vanished_deployable_is_deleted(self):
         self._sync()
         # A provider Nova made in the tree, without OWNER_CYBORG, stays.
+        # (An empty one of that name is taken as a half-written one of
+        # cyborg's: test_placement_sync_half_written.)
         root = self._compute_node()
         nova_child = uuidutils.generate_uuid()
         self.placement.adapter.post(
             '/resource_providers',
             json={'name': HOST + '_pci_0000_3b_00_0', 'uuid': nova_child,
                   'parent_provider_uuid': root['uuid']})
+        response = self.placement.adapter.put(
+            '/resource_providers/%s/inventories' % nova_child,
+            json={'resource_provider_generation': 0,
+                  'inventories': {'VGPU': {'total': 4}}})
+        self.assertEqual(200, response.status_code, response.text)
         deployable_queries.destroy(self.context, self.region1.uuid)
 
         self._sync()
