@@ -8,8 +8,10 @@ leave the caller's identity in the headers keystonemiddleware defines, which
 from keystonemiddleware import auth_token
 
 # Paths (relative to the mount point) answered without a token: the version
-# documents. /healthcheck is answered before authentication is reached.
-PUBLIC_PATHS = frozenset(['', '/', '/v2', '/v2/'])
+# documents and the OpenAPI document (cyborg.api.schemas.routes marks the
+# same routes public). /healthcheck is answered before authentication.
+PUBLIC_PATHS = frozenset(['', '/', '/v2', '/v2/', '/v2/openapi.json',
+                          '/openapi.json'])
 
 # Identity headers only an authentication middleware may set; a request
 # that skips keystonemiddleware must not bring its own.

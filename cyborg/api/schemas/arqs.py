@@ -4,35 +4,87 @@ The POST body, the list query (``instance``, ``bind_state``, paging), the
 bind/unbind PATCH document (api-contract.md §4) and the DELETE query. Every
 function raises ``exception.InvalidParameterValue`` (400) naming the
 problem, or ``exception.NotAcceptable`` (406) for ``/project_id`` below 2.1.
-The values of a bind are checked by ``cyborg.objects.arq_binding``, the
-validator the conductor applies to its other callers too; this module
-checks the document's shape (paths and operations) around them.
+The values of a bind are checked against the declarations here (the
+ARQ's columns), then by ``cyborg.objects.arq_binding``, the validator the
+conductor applies to its other callers too; the PATCH document's schema
+is ``arq_patch.py``'s, built from the same declarations.
 """
 
 import dataclasses
 
-from oslo_utils import uuidutils
-
 from cyborg import exception
 from cyborg.api import microversions
+from cyborg.api.schemas import arq_patch
+from cyborg.api.schemas import columns
+from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.objects import arq_binding
 
 BIND_STATE_RESOLVED = 'resolved'
-SORT_KEYS = ('uuid', 'state', 'device_profile_name', 'device_profile_group_id',
-             'hostname', 'instance_uuid', 'created_at', 'updated_at')
-BIND_PATHS = tuple('/' + name for name in arq_binding.BIND_FIELDS)
-PROJECT_ID_PATH = '/' + arq_binding.PROJECT_ID
+BIND_PATHS = arq_patch.BIND_PATHS
+PROJECT_ID_PATH = arq_patch.PROJECT_ID_PATH
 PROJECT_ID_NEEDS_VERSION = ('Request not acceptable. The minimal required API '
                             'version should be 2.1')
-_ADD_KEYS = {'path', 'op', 'value'}
-_REMOVE_KEYS = {'path', 'op'}
 
+LISTING = listing.Listing(
+    filters={'instance': listing.uuid_value},
+    sort_keys=('uuid', 'state', 'device_profile_name',
+               'device_profile_group_id', 'hostname', 'instance_uuid',
+               'created_at', 'updated_at'),
+    extra={'bind_state': declarations.Enum(
+        (BIND_STATE_RESOLVED,),
+        messages={'choice': 'bind_state must be resolved, not {value!r}'})},
+    descriptions={
+        'instance': 'Only the ARQs of this instance.',
+        'bind_state': 'With ``instance``: 423 while any of its ARQs is '
+                      'still to be resolved (not Bound, BindFailed or '
+                      'Deleting). Without ``instance`` the ARQs are listed, '
+                      'as upstream does.',
+    })
 
-def _bind_state(name, value):
-    if listing.single(name, value) != BIND_STATE_RESOLVED:
-        raise listing.invalid('bind_state must be resolved, not %r' % (value,))
-    return value
+CREATE = declarations.Object(
+    fields={
+        'device_profile_name': declarations.String(
+            storable=True,
+            description='The profile whose groups the ARQs are made for.',
+            messages={'type': 'device_profile_name must be a string, not '
+                              '{value!r}'}),
+        'device_profile_group_id': declarations.Integer(
+            minimum=0,
+            column=columns.of('ARQ', 'device_profile_group_id'),
+            strings=True,
+            description='Only the ARQs of this group (its index in the '
+                        'profile).',
+            messages=dict.fromkeys(
+                ('type', 'minimum', 'maximum'),
+                'device_profile_group_id must be a non-negative integer, '
+                'not {value!r}')),
+        'image_uuid': declarations.Schema(
+            {}, parse=lambda name, value, **context: value,
+            description='Ignored, as upstream does (clients send it).'),
+    },
+    required=('device_profile_name',),
+    additional=True,
+    messages={'type': 'The body must be a JSON object',
+              'required': '{field} is required'},
+    description='Other keys are ignored, as are nulls.')
+
+# The DELETE query: exactly one of ``arqs`` and ``instance``.
+_UUID_ITEM = '[%s]*(?:%s)[%s]*' % (declarations.SPACE,
+                                    declarations.UUID_PATTERN,
+                                    declarations.SPACE)
+ARQ_UUIDS = declarations.String(
+    pattern='%s(?:,%s)*' % (_UUID_ITEM, _UUID_ITEM),
+    description='The ARQs to delete: comma-separated uuids.',
+    messages=dict.fromkeys(('type', 'pattern'),
+                           '{name} must be comma-separated ARQ UUIDs, not '
+                           '{value!r}'))
+DELETE_QUERY = {
+    'arqs': ARQ_UUIDS,
+    'instance': declarations.Uuid(
+        description='Delete every ARQ of this instance (needs a service '
+                    'token).'),
+}
 
 
 def list_query(params, max_limit):
@@ -42,9 +94,7 @@ def list_query(params, max_limit):
     (only ``resolved``) is in ``extra``, where it means something only with
     ``instance``: without one, the ARQs are listed as upstream does.
     """
-    query = listing.parse(
-        params, {'instance': listing.uuid_value}, SORT_KEYS, max_limit,
-        extra_parsers={'bind_state': _bind_state})
+    query = LISTING.parse(params, max_limit)
     if 'instance' in query.filters:
         query.filters['instance_uuid'] = query.filters.pop('instance')
     return query
@@ -55,24 +105,9 @@ def create_request(body):
 
     Other keys, such as ``image_uuid``, are ignored, as are nulls.
     """
-    if not isinstance(body, dict):
-        raise listing.invalid('The body must be a JSON object')
-    name = body.get('device_profile_name')
-    if name is None:
-        raise listing.invalid('device_profile_name is required')
-    if not isinstance(name, str):
-        raise listing.invalid('device_profile_name must be a string, not %r'
-                              % (name,))
-    group_id = body.get('device_profile_group_id')
-    if group_id is not None:
-        if isinstance(group_id, str) and group_id.strip().isdigit():
-            group_id = int(group_id)
-        if isinstance(group_id, bool) or not isinstance(group_id, int) or \
-                group_id < 0:
-            raise listing.invalid(
-                'device_profile_group_id must be a non-negative integer, '
-                'not %r' % (group_id,))
-    return name, group_id
+    values = CREATE.parse('body', body)
+    return (values['device_profile_name'],
+            values.get('device_profile_group_id'))
 
 
 @dataclasses.dataclass
@@ -84,29 +119,16 @@ class Patch:
 
 
 def _operations(uuid, operations):
-    if not isinstance(operations, list) or not operations:
-        raise listing.invalid('The patch of ARQ %s must be a non-empty list '
-                              'of operations' % uuid)
+    arq_patch.OPERATIONS.check('operations', operations, where=uuid)
     by_path = {}
     ops = set()
     for operation in operations:
-        if not isinstance(operation, dict):
-            raise listing.invalid('Each operation on ARQ %s must be an '
-                                  'object' % uuid)
+        arq_patch.OPERATION.check('operation', operation, where=uuid)
         path = operation.get('path')
-        op = operation.get('op')
-        if op not in ('add', 'remove'):
-            raise listing.invalid('The operation %r on ARQ %s must be add or '
-                                  'remove' % (op, uuid))
-        if path not in BIND_PATHS + (PROJECT_ID_PATH,):
-            raise listing.invalid(
-                'Unknown path %r in the patch of ARQ %s; allowed: %s'
-                % (path, uuid, ', '.join(BIND_PATHS + (PROJECT_ID_PATH,))))
-        allowed = _ADD_KEYS if op == 'add' else _REMOVE_KEYS
-        unknown = sorted(set(operation) - allowed)
-        if unknown:
-            raise listing.invalid('Unknown member %s in the %s of %s on ARQ %s'
-                                  % (', '.join(unknown), op, path, uuid))
+        op = arq_patch.OP.parse('op', operation.get('op'), where=uuid)
+        arq_patch.PATH.parse('path', path, where=uuid)
+        arq_patch.OPERATION_BY_OP[op].check('operation', operation,
+                                            where=uuid, op=op, path=path)
         if path in by_path:
             raise listing.invalid('Path %s is given twice for ARQ %s'
                                   % (path, uuid))
@@ -135,10 +157,16 @@ def _binding(uuid, by_path, version):
         not microversions.supports_project_id_in_bind(version)
     if too_early:
         del values[arq_binding.PROJECT_ID]
+    for name, value in values.items():
+        arq_patch.VALUES[name].parse(name, value, where=uuid)
     binding = arq_binding.checked(uuid, values)
     if too_early:
         raise exception.NotAcceptable(PROJECT_ID_NEEDS_VERSION)
     return binding
+
+
+def _arq_uuid(key):
+    return arq_binding.arq_uuid(arq_patch.ARQ_UUID.parse('uuid', key))
 
 
 def patch_request(body, version, uuid=None):
@@ -154,7 +182,7 @@ def patch_request(body, version, uuid=None):
         raise listing.invalid('The patch must be an object mapping ARQ uuids '
                               'to lists of operations')
     if uuid is not None:
-        arq_binding.arq_uuid(uuid)
+        _arq_uuid(uuid)
         if list(body) != [uuid] and [key.lower() for key in body] != \
                 [uuid.lower()]:
             raise listing.invalid('The patch of ARQ %s must have that ARQ as '
@@ -163,7 +191,7 @@ def patch_request(body, version, uuid=None):
     bindings = {}
     unbinds = []
     for key, operations in body.items():
-        arq_uuid = arq_binding.arq_uuid(key)
+        arq_uuid = _arq_uuid(key)
         if arq_uuid in bindings or arq_uuid in unbinds:
             raise listing.invalid('ARQ %s is given twice' % arq_uuid)
         op, by_path = _operations(arq_uuid, operations)
@@ -187,21 +215,18 @@ def patch_request(body, version, uuid=None):
 
 
 def _uuid_list(name, value):
-    uuids = [item.strip() for item in listing.single(name, value).split(',')]
-    bad = [item for item in uuids if not uuidutils.is_uuid_like(item)]
-    if bad or not uuids:
-        raise listing.invalid('%s must be comma-separated ARQ UUIDs, not %r'
-                              % (name, value))
-    return list(dict.fromkeys(item.lower() for item in uuids))
+    ARQ_UUIDS.parse(name, listing.single(name, value))
+    uuids = [item.strip().lower() for item in value.split(',')]
+    return list(dict.fromkeys(uuids))
 
 
 def delete_request(uuid, params):
     """(arq_uuids, instance_uuid) of a DELETE: exactly one of them is set."""
-    unknown = sorted(set(params) - {'arqs', 'instance'})
+    unknown = sorted(set(params) - set(DELETE_QUERY))
     if unknown:
         raise listing.invalid('Unknown query parameter %s'
                               % ', '.join(unknown))
-    given = [name for name in ('arqs', 'instance') if name in params]
+    given = [name for name in DELETE_QUERY if name in params]
     if uuid is not None:
         if given:
             raise listing.invalid('DELETE of one ARQ takes no %s'
@@ -212,4 +237,5 @@ def delete_request(uuid, params):
     if given == ['arqs']:
         return _uuid_list('arqs', params['arqs']), None
     instance = listing.single('instance', params['instance'])
-    return None, listing.uuid_value('instance', instance).lower()
+    return None, DELETE_QUERY['instance'].parse('instance', instance).lower()
+

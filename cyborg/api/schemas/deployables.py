@@ -11,41 +11,56 @@ device's ``hostname``, ``vendor`` and ``type``, and on attributes with
 
 from oslo_utils import uuidutils
 
-from cyborg import bitstream
 from cyborg import exception
+from cyborg.api.schemas import columns
+from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 
-FILTERS = {
-    'name': listing.string_value,
-    'parent_id': listing.integer_value,
-    'root_id': listing.integer_value,
-    'device_id': listing.integer_value,
-    'driver_name': listing.string_value,
-    'rp_uuid': listing.uuid_value,
-    'bitstream_id': listing.string_value,
-    'hostname': listing.string_value,
-    'vendor': listing.string_value,
-    # Any type: one outside DeviceType.ALL lists nothing, as for devices.
-    'type': listing.string_value,
-}
-SORT_KEYS = ('uuid', 'name', 'parent_id', 'root_id', 'device_id',
-             'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
-             'hostname', 'created_at', 'updated_at')
-KEY_LENGTH = 255
+KEY_LENGTH = columns.of('Attribute', 'key').max_length
+
+# An ``attribute`` pair: a key the attributes' column holds, a colon, any
+# text (the value may itself hold colons).
+ATTRIBUTE_PAIR = declarations.String(
+    pattern='[^:\\u0000]{1,%d}:[^\\u0000]*' % KEY_LENGTH,
+    messages={'type': '{name} must be <key>:<value>, not {value!r}',
+              'pattern': '{name} must be <key>:<value>, not {value!r}'})
 
 
-def attribute_pairs(name, values):
-    """The (key, value) pairs of the ``attribute`` parameter."""
-    if not isinstance(values, (list, tuple)):
-        values = [values]
-    pairs = []
-    for item in values:
-        key, separator, value = item.partition(':')
-        if not separator or not key or len(key) > KEY_LENGTH:
-            raise listing.invalid('%s must be <key>:<value>, not %r'
-                                  % (name, item))
-        pairs.append((key, value))
-    return pairs
+def _integer(field):
+    return listing.integer_value(columns.of('Deployable', field))
+
+
+LISTING = listing.Listing(
+    filters={
+        'name': listing.string_value,
+        'parent_id': _integer('parent_id'),
+        'root_id': _integer('root_id'),
+        'device_id': _integer('device_id'),
+        'driver_name': listing.string_value,
+        'rp_uuid': listing.uuid_value,
+        'bitstream_id': listing.string_value,
+        'hostname': listing.string_value,
+        'vendor': listing.string_value,
+        # Any type: one outside DeviceType.ALL lists nothing, as for devices.
+        'type': listing.string_value,
+    },
+    sort_keys=('uuid', 'name', 'parent_id', 'root_id', 'device_id',
+               'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
+               'hostname', 'created_at', 'updated_at'),
+    extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR)},
+    descriptions={
+        'parent_id': 'Only the deployables directly under this one (its '
+                     'integer id).',
+        'root_id': 'Only the deployables of the tree under this root (its '
+                   'integer id).',
+        'device_id': 'Only the deployables of this device (its integer id).',
+        'hostname': 'Only the deployables of this host\'s devices.',
+        'vendor': 'Only the deployables of this vendor\'s devices.',
+        'type': 'Only the deployables of devices of this type.',
+        'attribute': 'Only the deployables with this attribute, given as '
+                     '``<key>:<value>``; repeatable (every pair must '
+                     'match).',
+    })
 
 
 def list_query(params, max_limit):
@@ -55,8 +70,11 @@ def list_query(params, max_limit):
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS, max_limit,
-                         extra_parsers={'attribute': attribute_pairs})
+    query = LISTING.parse(params, max_limit)
+    if 'attribute' in query.extra:
+        query.extra['attribute'] = [tuple(pair.split(':', 1))
+                                    for pair in query.extra['attribute']]
+    return query
 
 
 # PATCH /v2/deployables/{uuid}/program --------------------------------------
@@ -64,14 +82,44 @@ def list_query(params, max_limit):
 PROGRAM_ACTION = 'program'
 PROGRAM_PATH = '/program'
 PROGRAM_OPS = ('replace', 'add')
-_PROGRAM_KEYS = {'path', 'op', 'value'}
 
 
-def _program_invalid(problem):
-    return exception.InvalidParameterValue(
-        err='Invalid program request: %s. Expected [{"path": "/program", '
-            '"op": "replace", "value": [{"image_uuid": "<Glance image '
-            'id>"}]}].' % problem)
+def _program_message(problem):
+    """The message template of an invalid program request."""
+    expected = ('Expected [{"path": "/program", "op": "replace", "value": '
+                '[{"image_uuid": "<Glance image id>"}]}].')
+    return 'Invalid program request: %s. %s' % (
+        problem, expected.replace('{', '{{').replace('}', '}}'))
+
+
+IMAGE = declarations.Object(
+    fields={'image_uuid': declarations.Uuid(
+        normalize=True, description='The Glance image holding the '
+                                    'bitstream.',
+        messages={'type': _program_message(
+            'value[0].image_uuid must be a UUID, not {value!r}')})},
+    required=('image_uuid',),
+    messages={'type': _program_message('value must be a list of one object'),
+              'unknown': _program_message('unknown key(s) {unknown} in '
+                                          'value')})
+PROGRAM_OPERATION = declarations.Object(
+    fields={
+        'path': declarations.Enum((PROGRAM_PATH,), messages={
+            'choice': _program_message('path must be /program, not '
+                                       '{value!r}')}),
+        'op': declarations.Enum(PROGRAM_OPS, messages={
+            'choice': _program_message('op must be one of {choices}, not '
+                                       '{value!r}')}),
+        'value': declarations.Array(IMAGE, min_items=1, max_items=1, messages={
+            'type': _program_message('value must be a list of one object')}),
+    },
+    required=('path', 'op', 'value'),
+    messages={'type': _program_message('the operation must be an object'),
+              'unknown': _program_message('unknown key(s) {unknown}')})
+PROGRAM_BODY = declarations.Array(
+    PROGRAM_OPERATION, min_items=1, max_items=1, messages={
+        'type': _program_message('the body must be a list of one operation')},
+    description='Upstream\'s JSON patch naming the Glance image to load.')
 
 
 def program_target(uuid, remainder):
@@ -101,33 +149,13 @@ def program_image_id(body):
 
     :raises: exception.InvalidParameterValue (400) naming the problem
     """
-    if not isinstance(body, list) or len(body) != 1:
-        raise _program_invalid('the body must be a list of one operation')
+    PROGRAM_BODY.check('body', body)
     operation = body[0]
-    if not isinstance(operation, dict):
-        raise _program_invalid('the operation must be an object')
-    unknown = sorted(set(operation) - _PROGRAM_KEYS)
-    if unknown:
-        raise _program_invalid('unknown key(s) %s' % ', '.join(unknown))
-    if operation.get('path') != PROGRAM_PATH:
-        raise _program_invalid('path must be %s, not %r'
-                               % (PROGRAM_PATH, operation.get('path')))
-    if operation.get('op') not in PROGRAM_OPS:
-        raise _program_invalid('op must be one of %s, not %r'
-                               % (', '.join(PROGRAM_OPS), operation.get('op')))
-    return _image_id(operation.get('value'))
-
-
-def _image_id(value):
-    if not isinstance(value, list) or len(value) != 1 or \
-            not isinstance(value[0], dict):
-        raise _program_invalid('value must be a list of one object')
-    unknown = sorted(set(value[0]) - {'image_uuid'})
-    if unknown:
-        raise _program_invalid('unknown key(s) %s in value'
-                               % ', '.join(unknown))
-    image_id = bitstream.normalize_uuid(value[0].get('image_uuid'))
-    if image_id is None:
-        raise _program_invalid('value[0].image_uuid must be a UUID, not %r'
-                               % (value[0].get('image_uuid'),))
-    return image_id
+    PROGRAM_OPERATION.check('operation', operation)
+    for name in ('path', 'op'):
+        PROGRAM_OPERATION.fields[name].parse(name, operation.get(name))
+    value = operation.get('value')
+    PROGRAM_OPERATION.fields['value'].check('value', value)
+    IMAGE.check('value', value[0])
+    return IMAGE.fields['image_uuid'].parse('image_uuid',
+                                            value[0].get('image_uuid'))

@@ -1,23 +1,60 @@
 """Validation of /v2/devices requests: list filters and the status PATCH."""
 
+from cyborg.api.schemas import columns
+from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.objects import fields
 
-FILTERS = {
-    'hostname': listing.string_value,
-    # Any type: one outside DeviceType.ALL lists nothing, as upstream.
-    'type': listing.string_value,
-    'vendor': listing.string_value,
-    'status': listing.one_of(fields.DeviceStatus.ALL),
-}
-SORT_KEYS = ('uuid', 'type', 'vendor', 'model', 'hostname', 'status',
-             'created_at', 'updated_at')
+LISTING = listing.Listing(
+    filters={
+        'hostname': listing.string_value,
+        # Any type: one outside DeviceType.ALL lists nothing, as upstream.
+        'type': listing.string_value,
+        'vendor': listing.string_value,
+        'status': listing.one_of(fields.DeviceStatus.ALL),
+    },
+    sort_keys=('uuid', 'type', 'vendor', 'model', 'hostname', 'status',
+               'created_at', 'updated_at'),
+    descriptions={
+        'hostname': 'Only the devices of this host (exact match).',
+        'type': 'Only the devices of this type, such as FPGA or GPU (exact '
+                'match; an unknown type lists nothing).',
+        'vendor': 'Only the devices of this vendor (exact match).',
+        'status': 'Only the devices in this status.',
+    })
 
 # The values a status PATCH may ask for, and the status each one sets.
 PATCH_STATUSES = {'enabled': fields.DeviceStatus.ENABLED,
                   'disabled': fields.DeviceStatus.MAINTAINING}
-REASON_LENGTH = 255
-_PATCH_KEYS = {'path', 'op', 'value', 'reason'}
+_REASON_COLUMN = columns.of('Device', 'status_reason')
+REASON_LENGTH = _REASON_COLUMN.max_length
+_ONE_OPERATION = 'The patch must be a list of exactly one operation on /status'
+
+OPERATION = declarations.Object(
+    fields={
+        'path': declarations.Enum(('/status',), messages={
+            'choice': 'Only /status can be patched, not {value!r}'}),
+        'op': declarations.Enum(('replace',), messages={
+            'choice': 'The operation on /status must be replace, not '
+                      '{value!r}'}),
+        'value': declarations.Enum(tuple(PATCH_STATUSES), messages={
+            'choice': 'The value of /status must be enabled or disabled, '
+                      'not {value!r}'}),
+        'reason': declarations.String(
+            column=_REASON_COLUMN,
+            description='Why the device is disabled (kept as its '
+                        '``status_reason``).',
+            messages=dict.fromkeys(
+                ('type', 'length'), 'reason must be a string of at most '
+                '{max_length} characters')),
+    },
+    required=('path', 'op', 'value'),
+    messages={'type': _ONE_OPERATION,
+              'unknown': 'Unknown patch member {unknown}'})
+BODY = declarations.Array(
+    OPERATION, min_items=1, max_items=1, messages={'type': _ONE_OPERATION},
+    description='Seed 004\'s form: replace ``/status`` with ``enabled`` or '
+                '``disabled`` (which sets the status ``maintaining``).')
 
 
 def list_query(params, max_limit):
@@ -25,7 +62,7 @@ def list_query(params, max_limit):
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return listing.parse(params, FILTERS, SORT_KEYS, max_limit)
+    return LISTING.parse(params, max_limit)
 
 
 def status_patch(body):
@@ -37,27 +74,12 @@ def status_patch(body):
 
     :raises: exception.InvalidParameterValue (400)
     """
-    if not isinstance(body, list) or len(body) != 1 or \
-            not isinstance(body[0], dict):
-        raise listing.invalid(
-            'The patch must be a list of exactly one operation on /status')
+    BODY.check('patch', body)
     operation = body[0]
-    unknown = sorted(set(operation) - _PATCH_KEYS)
-    if unknown:
-        raise listing.invalid('Unknown patch member %s' % ', '.join(unknown))
-    if operation.get('path') != '/status':
-        raise listing.invalid('Only /status can be patched, not %r'
-                              % (operation.get('path'),))
-    if operation.get('op') != 'replace':
-        raise listing.invalid('The operation on /status must be replace, '
-                              'not %r' % (operation.get('op'),))
-    value = operation.get('value')
-    if not isinstance(value, str) or value not in PATCH_STATUSES:
-        raise listing.invalid('The value of /status must be enabled or '
-                              'disabled, not %r' % (value,))
+    OPERATION.check('patch', operation)
+    for name in ('path', 'op', 'value'):
+        OPERATION.fields[name].parse(name, operation.get(name))
     reason = operation.get('reason')
-    if reason is not None and (not isinstance(reason, str)
-                               or len(reason) > REASON_LENGTH):
-        raise listing.invalid('reason must be a string of at most %d '
-                              'characters' % REASON_LENGTH)
-    return PATCH_STATUSES[value], reason
+    if reason is not None:
+        OPERATION.fields['reason'].parse('reason', reason)
+    return PATCH_STATUSES[operation['value']], reason

@@ -1,0 +1,200 @@
+"""The response bodies of the API, declared: each resource's fields.
+
+``cyborg.api.openapi`` puts these under the document's components; the
+views (``cyborg.api.views``) render the same fields, which
+``cyborg/tests/unit/api/test_openapi.py`` holds to these schemas with real
+answers at each microversion. A field that appears from a microversion on
+names it in ``x-openstack-microversion`` and is not required.
+"""
+
+from cyborg.objects import fields
+
+MICROVERSION = 'x-openstack-microversion'
+
+
+def field(kind, description=None, nullable=False, version=None, **schema):
+    """The schema of one field: JSON type ``kind`` (or a schema)."""
+    result = dict(kind) if isinstance(kind, dict) else {'type': kind}
+    if nullable:
+        result['type'] = [result['type'], 'null']
+    result.update(schema)
+    if description:
+        result['description'] = description
+    if version:
+        result[MICROVERSION] = version
+    return result
+
+
+def _object(properties, description):
+    required = [name for name, schema in properties.items()
+                if MICROVERSION not in schema]
+    return {'type': 'object', 'description': description,
+            'properties': properties, 'required': required,
+            'additionalProperties': False}
+
+
+def _links(bookmark=True):
+    rels = ['self', 'bookmark'] if bookmark else ['self']
+    return field('array', items={
+        'type': 'object',
+        'properties': {'href': {'type': 'string', 'format': 'uri'},
+                       'rel': {'enum': rels}},
+        'required': ['href', 'rel'], 'additionalProperties': False},
+        minItems=len(rels), maxItems=len(rels),
+        description='``self`` (<base>/v2/<collection>/<uuid>)' +
+                    (' and ``bookmark`` (<base>/<collection>/<uuid>)'
+                     if bookmark else '') + '.')
+
+
+def _timestamps(text_format):
+    return {
+        'created_at': field('string', 'When it was created, ' + text_format),
+        'updated_at': field('string', 'When it last changed, ' + text_format
+                            + '; null if never.', nullable=True),
+    }
+
+
+_ISO = 'ISO 8601 in UTC, whole seconds ("2026-03-09T11:26:05+00:00").'
+_SPACED = 'upstream\'s form ("2026-03-09 11:26:05+00:00").'
+UUID = field('string', format='uuid')
+STRINGS = field('object', additionalProperties={'type': 'string'})
+
+DEVICE = _object(dict({
+    'uuid': UUID,
+    'type': field('string', 'GPU, FPGA, AICHIP, QAT, NIC or SSD.'),
+    'vendor': field('string', 'The PCI vendor id, such as 0x8086 or 10de.'),
+    'model': field('string'),
+    'std_board_info': field('string', 'JSON text.', nullable=True),
+    'vendor_board_info': field('string', nullable=True),
+    'hostname': field('string'),
+    'status': field({'enum': list(fields.DeviceStatus.ALL)},
+                    version='2.3'),
+    'status_reason': field('string', 'Why the device is in maintenance.',
+                           nullable=True, version='2.3'),
+    'links': _links(),
+}, **_timestamps(_ISO)), 'A physical accelerator card on one host.')
+
+DEPLOYABLE = _object(dict({
+    'uuid': UUID,
+    'parent_id': field('integer', 'The integer id of the deployable above.',
+                       nullable=True),
+    'root_id': field('integer', 'The integer id of the tree\'s root.',
+                     nullable=True),
+    'name': field('string'),
+    'num_accelerators': field('integer', minimum=0),
+    'device_id': field('integer', 'The integer id of the device.'),
+    'attributes_list': field('string', 'JSON text: a list of one-key '
+                                       'objects, ``[{"<key>": "<value>"}]``.'),
+    'rp_uuid': field('string', 'Its resource provider in Placement.',
+                     nullable=True),
+    'driver_name': field('string', nullable=True),
+    'bitstream_id': field('string', 'The Glance image loaded last.',
+                          nullable=True),
+    'links': _links(),
+}, **_timestamps(_ISO)), 'A programmable or assignable part of a device.')
+
+ATTRIBUTE = _object(dict({
+    'uuid': UUID,
+    'deployable_id': field('integer', 'The integer id of the deployable.'),
+    'key': field('string', '``rc`` (resource class), ``trait<N>`` (trait '
+                           'names) or any other fact.'),
+    'value': field('string', nullable=True),
+    'links': _links(),
+}, **_timestamps(_ISO)), 'A key and value of a deployable.')
+
+DEVICE_PROFILE = _object(dict({
+    'uuid': UUID,
+    'name': field('string'),
+    'description': field('string', nullable=True),
+    'groups': field('array', items=STRINGS,
+                    description='The request groups, each a map of '
+                                'strings.'),
+    'links': _links(bookmark=False),
+}, **_timestamps(_SPACED)), 'A named request for accelerators, used by '
+                            'Nova flavors.')
+
+ARQ = _object(dict({
+    'uuid': UUID,
+    'state': field({'enum': list(fields.ARQState.ALL)}),
+    'device_profile_name': field('string'),
+    'device_profile_group_id': field('integer', 'The index of its group '
+                                                'in the profile.'),
+    'hostname': field('string', nullable=True),
+    'device_rp_uuid': field('string', nullable=True),
+    'instance_uuid': field('string', nullable=True),
+    'project_id': field('string', nullable=True),
+    'attach_handle_type': field('string', '"" until bound; then PCI, MDEV '
+                                          'or TEST_PCI.'),
+    'attach_handle_uuid': field('string', nullable=True),
+    'attach_handle_info': dict(STRINGS, description='{} until bound; then '
+                               'the PCI address (bus, device, domain, '
+                               'function) and more, all strings.'),
+    'state_reason': field('string', 'Why its last bind failed; null '
+                                    'otherwise.', nullable=True,
+                          version='2.3'),
+    'links': _links(),
+}, **_timestamps(_ISO)), 'An accelerator request: one accelerator for '
+                         'one instance.')
+
+NEXT = field('string', 'The next page, when this one is full.',
+             format='uri')
+
+
+def collection(key, item_reference):
+    """A list answer ``{key: [...], "next"?: url}``."""
+    return {'type': 'object',
+            'properties': {key: {'type': 'array',
+                                 'items': {'$ref': item_reference}},
+                           'next': NEXT},
+            'required': [key], 'additionalProperties': False}
+
+
+def wrapped(key, item_reference):
+    """``{key: item}``."""
+    return {'type': 'object', 'properties': {key: {'$ref': item_reference}},
+            'required': [key], 'additionalProperties': False}
+
+
+_VERSION = _object({
+    'id': field('string', '"v2" in the root document, "v2.0" at /v2.'),
+    'status': field({'const': 'CURRENT'}),
+    'min_version': field('string'),
+    'max_version': field('string'),
+    'links': field('array', items={
+        'type': 'object',
+        'properties': {'href': {'type': 'string', 'format': 'uri'},
+                       'rel': {'const': 'self'}},
+        'required': ['href', 'rel'], 'additionalProperties': False}),
+}, 'API v2 and its microversion range.')
+ROOT = _object({
+    'name': field('string'),
+    'description': field('string'),
+    'versions': field('array', items={'$ref': '#/components/schemas/Version'}),
+    'default_version': {'$ref': '#/components/schemas/Version'},
+}, 'The API versions of the service.')
+
+# The error body: one key whose string holds JSON (api-contract.md §2).
+FAULT = _object({
+    'faultcode': field({'enum': ['Client', 'Server']},
+                       'Client for a 4xx, Server for a 5xx.'),
+    'faultstring': field('string', 'What went wrong.'),
+    'debuginfo': field('null'),
+}, 'The fault inside ``error_message``.')
+ERROR = _object({
+    'error_message': field('string', contentMediaType='application/json',
+                           contentSchema={'$ref': '#/components/schemas/'
+                                                  'Fault'},
+                           description='JSON text of the fault.'),
+}, 'Cyborg\'s error body.')
+
+SCHEMAS = {
+    'Device': DEVICE,
+    'Deployable': DEPLOYABLE,
+    'Attribute': ATTRIBUTE,
+    'DeviceProfile': DEVICE_PROFILE,
+    'ARQ': ARQ,
+    'Version': _VERSION,
+    'VersionDocument': ROOT,
+    'Fault': FAULT,
+    'Error': ERROR,
+}

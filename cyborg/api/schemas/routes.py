@@ -1,0 +1,214 @@
+"""The route table of the API: every operation, what it takes and answers.
+
+Each ``Route`` names its method and path, the policy rules it enforces
+(none for the public documents), the declarations of its query and body
+(the very objects its controller validates with), its answers and the
+errors it may give. ``cyborg.api.openapi`` renders the OpenAPI document
+from this table; the tests hold the table to the application (every
+route answers, every protected one enforces its rules).
+"""
+
+import dataclasses
+import re
+
+from cyborg.api.schemas import arq_patch
+from cyborg.api.schemas import arqs
+from cyborg.api.schemas import attributes
+from cyborg.api.schemas import deployables
+from cyborg.api.schemas import device_profiles
+from cyborg.api.schemas import devices
+from cyborg.policies import arq as arq_policies
+from cyborg.policies import attribute as attribute_policies
+from cyborg.policies import deployable as deployable_policies
+from cyborg.policies import device as device_policies
+from cyborg.policies import device_profile as device_profile_policies
+
+# The errors every versioned route may answer.
+COMMON_ERRORS = (401, 403, 406, 503)
+BODY_ERRORS = (400, 413, 415)
+OPENAPI_PATH = '/v2/openapi.json'
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One operation of the API.
+
+    ``query`` maps parameter names to declarations, or is a
+    ``listing.Listing``; ``body`` is the declaration of the JSON body;
+    ``answers`` maps each success status to the name of a components
+    schema (or None: no body); ``errors`` are the other statuses it may
+    give. ``policies`` are the rules it enforces (one of them, for
+    several); empty for a public route, which needs no token either.
+    """
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    policies: tuple = ()
+    query: object = None
+    body: object = None
+    answers: dict = dataclasses.field(default_factory=dict)
+    errors: tuple = ()
+    service_token: bool = False
+    description: str = ''
+
+    @property
+    def is_public(self):
+        """Whether the route is served without a token or a policy."""
+        return not self.policies
+
+
+def _route(method, path, operation_id, summary, policies, answers,
+           errors=(), body=None, **kwargs):
+    errors = set(errors) | set(COMMON_ERRORS)
+    if body is not None:
+        errors |= set(BODY_ERRORS)
+    if kwargs.get('query') is not None:
+        errors.add(400)
+    return Route(method=method, path=path, operation_id=operation_id,
+                 summary=summary, policies=tuple(policies), body=body,
+                 answers=answers, errors=tuple(sorted(errors)), **kwargs)
+
+
+def _public(method, path, operation_id, summary, answer, **kwargs):
+    errors = (406,) if path.startswith('/v2') else ()
+    return Route(method=method, path=path, operation_id=operation_id,
+                 summary=summary, answers={200: answer}, errors=errors,
+                 **kwargs)
+
+
+_DEVICE = '/v2/devices/{uuid}'
+_DEPLOYABLE = '/v2/deployables/{uuid}'
+_ATTRIBUTE = '/v2/attributes/{uuid}'
+_PROFILE = '/v2/device_profiles/{uuid_or_name}'
+_ARQ = '/v2/accelerator_requests/{uuid}'
+
+ROUTES = (
+    _public('GET', '/', 'listVersions', 'The API versions of the service',
+            'VersionDocument'),
+    _public('GET', '/v2', 'showVersion', 'API v2 and its microversions',
+            'Version'),
+    _public('GET', OPENAPI_PATH, 'showOpenAPI',
+            'This document: the OpenAPI description of API v2',
+            'OpenAPI'),
+    # Devices.
+    _route('GET', '/v2/devices', 'listDevices', 'List devices',
+           [device_policies.LIST], {200: 'DeviceList'},
+           query=devices.LISTING),
+    _route('GET', _DEVICE, 'showDevice', 'Show a device',
+           [device_policies.SHOW], {200: 'Device'}, errors=(404,)),
+    _route('PATCH', _DEVICE, 'patchDevice',
+           'Enable or disable a device (seed 004\'s form)',
+           [device_policies.ENABLE, device_policies.DISABLE],
+           {200: 'Device'}, errors=(404,), body=devices.BODY,
+           description='The rule of the status asked for applies: '
+                       'cyborg:device:enable or cyborg:device:disable.'),
+    _route('POST', _DEVICE + '/disable', 'disableDevice',
+           'Put a device in maintenance', [device_policies.DISABLE],
+           {200: None}, errors=(404,)),
+    _route('POST', _DEVICE + '/enable', 'enableDevice',
+           'Take a device out of maintenance', [device_policies.ENABLE],
+           {200: None}, errors=(404,)),
+    # Deployables.
+    _route('GET', '/v2/deployables', 'listDeployables', 'List deployables',
+           [deployable_policies.LIST], {200: 'DeployableList'},
+           query=deployables.LISTING),
+    _route('GET', _DEPLOYABLE, 'showDeployable', 'Show a deployable',
+           [deployable_policies.SHOW], {200: 'Deployable'}, errors=(404,)),
+    _route('PATCH', _DEPLOYABLE + '/program', 'programDeployable',
+           'Program a Glance bitstream into a deployable',
+           [deployable_policies.PROGRAM], {200: 'Deployable'},
+           errors=(404, 409, 502, 504), body=deployables.PROGRAM_BODY),
+    _route('PATCH', _DEPLOYABLE + '/program/{same_uuid}',
+           'programDeployableTwice',
+           'Program a deployable (recent openstacksdk\'s URL)',
+           [deployable_policies.PROGRAM], {200: 'Deployable'},
+           errors=(404, 409, 502, 504), body=deployables.PROGRAM_BODY,
+           description='The same as .../program; the two uuids must be '
+                       'the same.'),
+    # Attributes.
+    _route('GET', '/v2/attributes', 'listAttributes', 'List attributes',
+           [attribute_policies.LIST], {200: 'AttributeList'},
+           query=attributes.LISTING),
+    _route('POST', '/v2/attributes', 'createAttribute',
+           'Add an attribute to a deployable', [attribute_policies.CREATE],
+           {201: 'Attribute'}, errors=(404,), body=attributes.BODY),
+    _route('GET', _ATTRIBUTE, 'showAttribute', 'Show an attribute',
+           [attribute_policies.SHOW], {200: 'Attribute'}, errors=(404,)),
+    _route('DELETE', _ATTRIBUTE, 'deleteAttribute', 'Delete an attribute',
+           [attribute_policies.DELETE], {204: None}, errors=(404,)),
+    # Device profiles.
+    _route('GET', '/v2/device_profiles', 'listDeviceProfiles',
+           'List device profiles', [device_profile_policies.LIST],
+           {200: 'DeviceProfileList'}, query=device_profiles.LISTING),
+    _route('POST', '/v2/device_profiles', 'createDeviceProfiles',
+           'Create device profiles', [device_profile_policies.CREATE],
+           {201: 'DeviceProfileCreated'}, errors=(409,),
+           body=device_profiles.BODY),
+    _route('DELETE', '/v2/device_profiles', 'deleteDeviceProfiles',
+           'Delete device profiles named in ?value=',
+           [device_profile_policies.DELETE], {204: None}, errors=(404, 409),
+           query=device_profiles.DELETE_QUERY),
+    _route('GET', _PROFILE, 'showDeviceProfile',
+           'Show a device profile (by name from 2.2)',
+           [device_profile_policies.SHOW], {200: 'WrappedDeviceProfile'},
+           errors=(404,),
+           description='A name below microversion 2.2 is a 406.'),
+    _route('DELETE', _PROFILE, 'deleteDeviceProfile',
+           'Delete device profiles by uuid or name',
+           [device_profile_policies.DELETE], {204: None}, errors=(400, 404,
+                                                                   409),
+           description='The path holds one uuid or name, or a '
+                       'comma-separated list of them; all or none are '
+                       'deleted.'),
+    # Accelerator requests.
+    _route('GET', '/v2/accelerator_requests', 'listARQs', 'List ARQs',
+           [arq_policies.LIST], {200: 'ARQList'}, errors=(423,),
+           query=arqs.LISTING),
+    _route('POST', '/v2/accelerator_requests', 'createARQs',
+           'Create the ARQs of a device profile', [arq_policies.CREATE],
+           {201: 'ARQList'}, errors=(404,), body=arqs.CREATE),
+    _route('PATCH', '/v2/accelerator_requests', 'bindARQs',
+           'Bind or unbind ARQs', [arq_policies.UPDATE], {202: None},
+           errors=(404, 409), service_token=True, body=arq_patch.BODY),
+    _route('DELETE', '/v2/accelerator_requests', 'deleteARQs',
+           'Delete ARQs by uuid (?arqs=) or instance (?instance=)',
+           [arq_policies.DELETE], {204: None}, errors=(404,),
+           query=arqs.DELETE_QUERY,
+           description='Exactly one of ``arqs`` and ``instance``. '
+                       '``instance``, and a Bound ARQ, need a service '
+                       'token.'),
+    _route('GET', _ARQ, 'showARQ', 'Show an ARQ', [arq_policies.SHOW],
+           {200: 'ARQ'}, errors=(404,)),
+    _route('PATCH', _ARQ, 'bindARQ', 'Bind or unbind one ARQ (openstacksdk)',
+           [arq_policies.UPDATE], {202: None}, errors=(404, 409),
+           service_token=True, body=arq_patch.ITEM_BODY),
+    _route('DELETE', _ARQ, 'deleteARQ', 'Delete an ARQ',
+           [arq_policies.DELETE], {204: None}, errors=(400, 404),
+           description='A Bound ARQ needs a service token.'),
+)
+
+
+def _template_pattern(path):
+    return re.compile(re.sub('{[a-z_]+}', '[^/]+', path))
+
+
+_TEMPLATES = {}
+for _route_entry in ROUTES:
+    _TEMPLATES.setdefault(_route_entry.path, set()).add(_route_entry.method)
+    # The documents answer HEAD as well; the resources do not.
+    if _route_entry.is_public:
+        _TEMPLATES[_route_entry.path].add('HEAD')
+_PATTERNS = [(_template_pattern(path), methods)
+             for path, methods in _TEMPLATES.items()]
+
+
+def allowed_methods(path):
+    """The methods the table declares for the request ``path``, or None
+    when it declares no such path."""
+    allowed = set()
+    for pattern, methods in _PATTERNS:
+        if pattern.fullmatch(path):
+            allowed |= methods
+    return frozenset(allowed) if allowed else None
