@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 tools/install.sh
 VENV=${CYBORG_VENV:-.venv}
 
-"$VENV/bin/ruff" check cyborg benchmarks tools
+"$VENV/bin/ruff" check cyborg os_acc benchmarks tools
 
 # oslotest captures each test's output and logs; they show only on failure.
 export OS_STDOUT_CAPTURE=${OS_STDOUT_CAPTURE:-1}

@@ -18,6 +18,7 @@ from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
 from cyborg.conductor import inventory_report
+from cyborg.conductor import os_acc_calls
 from cyborg.conductor import placement_sync
 from cyborg.conductor import programming
 from cyborg.conductor import releasing
@@ -29,7 +30,7 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.3')
+    target = oslo_messaging.Target(version='1.4')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
@@ -52,6 +53,10 @@ class ConductorManager:
             glance_for=functools.partial(glance_client.GlanceClient,
                                          conf.CONF))
         self.releaser = releasing.Releaser(agents)
+        # os-acc: plugs bind with this conductor's binder, in the caller's
+        # thread; host_status calls wait for the reports noted here.
+        self.plugger = os_acc_calls.Plugger(self.binder, self.releaser)
+        self.host_reports = os_acc_calls.HostReports()
 
     @property
     def placement(self):
@@ -76,7 +81,11 @@ class ConductorManager:
     def report_inventory(self, context, host, devices):
         """Record an agent's full inventory, then bring Placement in step."""
         inventory_report.apply(context, host, devices)
-        placement_sync.sync_host(context, self.placement, host)
+        try:
+            placement_sync.sync_host(context, self.placement, host)
+        finally:
+            # Applied: host_status calls waiting for it look again.
+            self.host_reports.reported(host)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
@@ -143,12 +152,36 @@ class ConductorManager:
         """Program a Glance bitstream into a deployable; return it."""
         return self.programmer.program(context, deployable_uuid, image_id)
 
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def plug_instance(self, context, instance_uuid, hostname, device_rp_uuid,
+                      device_profile_name=None, groups=None):
+        """Bind an instance's accelerators now (os-acc); return the outcome."""
+        return self.plugger.plug(context, instance_uuid, hostname,
+                                 device_rp_uuid, device_profile_name, groups)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def unplug_instance(self, context, instance_uuid):
+        """Unbind and delete an instance's ARQs; return how many attach
+        handles were released."""
+        return self.plugger.unplug(context, instance_uuid)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def host_status(self, context, host, wait=0):
+        """Whether ``host``'s agent is up, reported and published."""
+        return os_acc_calls.host_status(
+            context, self.placement, self.host_reports, host,
+            conf.CONF.service_down_time, wait)
+
     def start_periodic_tasks(self):
         """Start the binder: it resumes recorded binds and times out stuck ones."""
         self.binder.start()
 
     def stop_periodic_tasks(self):
         """Stop the binder; recorded work survives in the database."""
+        self.plugger.stop()
         self.binder.stop()
 
     def heartbeat(self, context):

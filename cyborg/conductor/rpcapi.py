@@ -8,6 +8,26 @@ TOPIC = 'cyborg-conductor'
 # program_deployable waits this much longer than the conductor waits for the
 # agent, so that the conductor's own timeout error arrives first.
 PROGRAM_ANSWER_MARGIN = 10
+# host_status waits this much longer than it asks the conductor to wait
+# for a report: the conductor may sync Placement after it.
+HOST_STATUS_ANSWER_MARGIN = 15
+
+
+class VersionPinned(oslo_messaging.RPCVersionCapError):
+    """A call needs a conductor RPC version above the [upgrade_levels]
+    conductor pin: some conductors may be of the previous release."""
+
+    def __init__(self, method, version, version_cap):
+        super().__init__(version=version, version_cap=version_cap)
+        self.method = method
+        self.message = (
+            '%s needs conductor RPC version %s, but [upgrade_levels] '
+            'conductor pins %s: upgrade every cyborg-conductor, then remove '
+            'the pin' % (method, version, version_cap))
+        self.args = (self.message,)
+
+    def __str__(self):
+        return self.message
 
 
 class ConductorAPI:
@@ -19,9 +39,12 @@ class ConductorAPI:
     1.2 - create_device_profiles, delete_device_profiles, create_arqs,
           bind_arqs, unbind_arqs, delete_arqs
     1.3 - program_deployable
+    1.4 - plug_instance, unplug_instance, host_status (os-acc)
     """
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
+    # The version the calls of os-acc need.
+    OS_ACC_VERSION = '1.4'
 
     def __init__(self, program_timeout=None, version_cap=None):
         """``program_timeout``: [conductor] program_timeout, for callers of
@@ -160,3 +183,55 @@ class ConductorAPI:
         return call_context.call(context, 'program_deployable',
                                  deployable_uuid=deployable_uuid,
                                  image_id=image_id)
+
+    def _os_acc_call_context(self, method, timeout=None):
+        """The call context of an os-acc call, refused under a lower pin.
+
+        :raises: VersionPinned
+        """
+        if not self._client.can_send_version(self.OS_ACC_VERSION):
+            raise VersionPinned(method, self.OS_ACC_VERSION, self.version_cap)
+        return self._client.prepare(version='1.4', timeout=timeout)
+
+    def plug_instance(self, context, instance_uuid, hostname, device_rp_uuid,
+                      device_profile_name=None, groups=None, timeout=None):
+        """Create and bind an instance's ARQs on a provider; return the outcome.
+
+        Synchronous: the conductor binds in the call (``cyborg.conductor.
+        os_acc_calls.Plugger.plug`` says what it answers). Exactly one of
+        ``device_profile_name`` and ``groups`` (a flavor's accelerator
+        groups, for the implicit profile). ``timeout``: how long to wait,
+        more than [conductor] bind_timeout.
+
+        :raises: VersionPinned; cyborg.exception.Invalid, ResourceNotFound,
+            Conflict
+        """
+        call_context = self._os_acc_call_context('plug_instance', timeout)
+        return call_context.call(
+            context, 'plug_instance', instance_uuid=instance_uuid,
+            hostname=hostname, device_rp_uuid=device_rp_uuid,
+            device_profile_name=device_profile_name, groups=groups)
+
+    def unplug_instance(self, context, instance_uuid, timeout=None):
+        """Unbind and delete an instance's ARQs; return how many attach
+        handles were released (0 for an unknown instance).
+
+        :raises: VersionPinned; cyborg.exception.Invalid
+        """
+        call_context = self._os_acc_call_context('unplug_instance', timeout)
+        return call_context.call(context, 'unplug_instance',
+                                 instance_uuid=instance_uuid)
+
+    def host_status(self, context, host, wait=0, timeout=None):
+        """Whether ``host``'s agent is up, has reported and is published to
+        Placement (a dict, ``ready`` among its keys); when not, the conductor
+        waits up to ``wait`` s for the host's next report first.
+        ``timeout``: how long to wait for the answer (default: ``wait`` and
+        a margin).
+
+        :raises: VersionPinned; cyborg.exception.Invalid
+        """
+        if timeout is None:
+            timeout = wait + HOST_STATUS_ANSWER_MARGIN
+        call_context = self._os_acc_call_context('host_status', timeout)
+        return call_context.call(context, 'host_status', host=host, wait=wait)

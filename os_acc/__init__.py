@@ -1,0 +1,27 @@
+"""os-acc: attach Cyborg accelerators to instances from a compute node.
+
+The library of seed 003 (patterned after os-vif and os-brick). A compute
+driver calls ``initialize()`` once at start of day, ``plug(instance_info,
+selected_rp, flavor_extra_specs)`` before it builds an instance that needs
+accelerators and ``unplug(instance_info)`` when the instance stops using
+them. Each call is one RPC call to cyborg-conductor, with the
+configuration ``configure()`` loads (implicitly at the first call). See
+doc/source/admin/compute-node.rst for the arguments, results and errors.
+"""
+
+from os_acc.api import configure
+from os_acc.api import initialize
+from os_acc.api import plug
+from os_acc.api import unplug
+from os_acc.exception import CyborgAgentUnavailable
+from os_acc.exception import CyborgUnavailable
+from os_acc.exception import DeviceProfileNotFound
+from os_acc.exception import OsAccError
+from os_acc.exception import PlugConflict
+from os_acc.exception import PlugFailed
+
+__all__ = [
+    'CyborgAgentUnavailable', 'CyborgUnavailable', 'DeviceProfileNotFound',
+    'OsAccError', 'PlugConflict', 'PlugFailed', 'configure', 'initialize',
+    'plug', 'unplug',
+]
