@@ -124,6 +124,33 @@ def _bound_connect(engine):
 main_context_manager.append_on_engine_create(_bound_connect)
 
 
+def _utf8mb4(engine):
+    """MariaDB/MySQL connections in utf8mb4, the character set of the tables.
+
+    oslo.db asks for ``charset=utf8`` (three-byte utf8mb3) when the URL
+    names none: a character beyond the Basic Multilingual Plane (an emoji)
+    is then refused by an insert ("Incorrect string value") and fails any
+    comparison with a column ("Illegal mix of collations"), a 500 on
+    MariaDB only. utf8mb4 holds every utf8 text, so a URL's ``utf8`` is
+    raised to it as well.
+    """
+    if engine.dialect.name != 'mysql':
+        return
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _on_do_connect(dialect, connection_record, cargs, cparams):
+        if str(cparams.get('charset', 'utf8')).lower() in ('utf8',
+                                                           'utf8mb3'):
+            cparams['charset'] = 'utf8mb4'
+
+    # oslo.db's first test connection, made before this hook, waits in the
+    # pool in utf8mb3: it is closed, and every connection from now on is new.
+    engine.dispose()
+
+
+main_context_manager.append_on_engine_create(_utf8mb4)
+
+
 def _driver_error(error):
     """The driver's own exception inside ``error``, or None."""
     if isinstance(error, db_exception.DBError):

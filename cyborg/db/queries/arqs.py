@@ -35,7 +35,10 @@ def _select():
 
 
 def _get(context, uuid):
-    row = context.session.execute(_select().where(ARQ.uuid == uuid)).first()
+    row = None
+    if rows.storable(uuid):
+        row = context.session.execute(
+            _select().where(ARQ.uuid == uuid)).first()
     if row is None:
         # Raise the same not-found error as every other table.
         rows.get_by(context, ARQ, 'uuid', uuid)

@@ -49,6 +49,9 @@ def list_rows(context, filters=None, attributes=None, limit=None,
             filters or ()):
         query = query.join(Device, Device.id == Deployable.device_id)
     for key, value in attributes or ():
+        if not (rows.storable(key) and rows.storable(value)):
+            query = query.where(sa.false())
+            continue
         query = query.where(sa.exists().where(
             Attribute.deployable_id == Deployable.id,
             Attribute.key == key, Attribute.value == value))

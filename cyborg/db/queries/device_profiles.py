@@ -79,6 +79,7 @@ def find_for_delete(context, refs):
     One query; on MariaDB and PostgreSQL the rows stay locked until the
     transaction ends, so no ARQ can start using them meanwhile.
     """
+    refs = [ref for ref in refs if rows.storable(ref)]
     query = sa.select(DeviceProfile).where(sa.or_(
         DeviceProfile.uuid.in_(refs), DeviceProfile.name.in_(refs))
     ).order_by(DeviceProfile.id).with_for_update()

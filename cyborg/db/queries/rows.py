@@ -5,10 +5,65 @@ decorator of their own: the per-table function that calls them has one.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler
+from sqlalchemy.sql import expression
 
 from cyborg import exception
 
 SORT_DIRECTIONS = ('asc', 'desc')
+
+
+class _by_code_point(expression.FunctionElement):
+    """A string column as every backend orders and compares it: by code point.
+
+    SQLite compares bytes (BINARY). MariaDB's default utf8mb4_general_ci
+    ignores case, accents and trailing spaces, and a PostgreSQL database
+    created with a linguistic locale sorts by it: both would page and sort
+    differently from SQLite. UTF-8 bytes sort in code point order, so each
+    backend compares bytes.
+    """
+
+    inherit_cache = True
+    name = 'by_code_point'
+
+    def __init__(self, column):
+        super().__init__(column)
+        self.type = column.type
+
+
+@compiler.compiles(_by_code_point)
+def _by_code_point_default(element, sql_compiler, **kw):
+    return sql_compiler.process(element.clauses, **kw)
+
+
+@compiler.compiles(_by_code_point, 'mysql')
+@compiler.compiles(_by_code_point, 'mariadb')
+def _by_code_point_mysql(element, sql_compiler, **kw):
+    return 'CAST(%s AS BINARY)' % sql_compiler.process(element.clauses, **kw)
+
+
+@compiler.compiles(_by_code_point, 'postgresql')
+def _by_code_point_postgresql(element, sql_compiler, **kw):
+    return '(%s COLLATE "C")' % sql_compiler.process(element.clauses, **kw)
+
+
+def _comparable(column):
+    """``column``, or for a string column its code point form."""
+    if isinstance(column.type, sa.String):
+        return _by_code_point(column)
+    return column
+
+
+def storable(value):
+    """Whether every backend can take ``value`` as a query parameter.
+
+    PostgreSQL's text holds no NUL character, and psycopg2 refuses a string
+    parameter with one (a ValueError: a 500) where SQLite and MariaDB only
+    find nothing. No stored string has one (the API refuses NUL in what it
+    writes), so looking such a value up finds nothing, on every backend,
+    without asking the database.
+    """
+    return not (isinstance(value, str) and '\x00' in value)
 
 
 def create(context, model, values):
@@ -24,8 +79,10 @@ def get_by(context, model, column_name, value):
 
     :raises: cyborg.exception.ResourceNotFound
     """
-    query = sa.select(model).where(getattr(model, column_name) == value)
-    row = context.session.scalars(query).one_or_none()
+    row = None
+    if storable(value):
+        query = sa.select(model).where(getattr(model, column_name) == value)
+        row = context.session.scalars(query).one_or_none()
     if row is None:
         raise exception.ResourceNotFound(resource=model.__name__,
                                          key=column_name, value=value)
@@ -55,9 +112,8 @@ def destroy(context, model, uuid):
     :raises: cyborg.exception.ResourceNotFound
     """
     # A bulk DELETE leaves ON DELETE CASCADE / SET NULL to the database.
-    result = context.session.execute(
-        sa.delete(model).where(model.uuid == uuid))
-    if result.rowcount == 0:
+    if not storable(uuid) or context.session.execute(
+            sa.delete(model).where(model.uuid == uuid)).rowcount == 0:
         raise exception.ResourceNotFound(resource=model.__name__,
                                          key='uuid', value=uuid)
 
@@ -69,9 +125,11 @@ def page(context, model, query, columns, filters=None, limit=None,
     ``query`` selects from ``model`` (possibly joined to other tables) and
     ``columns`` maps each name a caller may filter or sort on to its column.
     A filter value that is a list, tuple or set matches any of its members;
-    None matches NULL. ``marker`` is the uuid of the last row of the
+    None matches NULL; a value no backend can store (``storable``) matches
+    nothing. ``marker`` is the uuid of the last row of the
     previous page. Rows are ordered by ``sort_key`` then ``id``, NULLs
-    first in ascending order, the same on every backend.
+    first in ascending order, strings by code point (case-sensitively), the
+    same on every backend.
 
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key, sort direction or marker.
@@ -79,7 +137,10 @@ def page(context, model, query, columns, filters=None, limit=None,
     for name, value in (filters or {}).items():
         column = _column(columns, name, 'filter')
         if isinstance(value, (list, tuple, set, frozenset)):
-            query = query.where(column.in_(list(value)))
+            query = query.where(column.in_(
+                [member for member in value if storable(member)]))
+        elif not storable(value):
+            query = query.where(sa.false())
         elif value is None:
             query = query.where(column.is_(None))
         else:
@@ -101,7 +162,7 @@ def page(context, model, query, columns, filters=None, limit=None,
     if nullable:
         # 0 for NULL, 1 otherwise: portable "NULLS FIRST" (MySQL has no syntax).
         order.append(sa.case((sort_column.is_(None), 0), else_=1))
-    order.append(sort_column)
+    order.append(_comparable(sort_column))
     if sort_key != 'id':
         order.append(model.id)
     direction = sa.asc if sort_dir == 'asc' else sa.desc
@@ -122,6 +183,9 @@ def _column(columns, name, purpose):
 def _after_marker(context, model, query, sort_column, sort_dir, nullable,
                   marker):
     """A condition selecting the rows that sort after the marker row."""
+    if not storable(marker):
+        raise exception.InvalidParameterValue(
+            err='Marker %s was not found' % marker)
     marker_query = query.with_only_columns(sort_column, model.id).where(
         model.uuid == marker)
     found = context.session.execute(marker_query).first()
@@ -139,10 +203,11 @@ def _after_marker(context, model, query, sort_column, sort_dir, nullable,
         if ascending:
             return sa.or_(same_value, sort_column.is_not(None))
         return same_value
-    value_after = (sort_column > marker_value if ascending
-                   else sort_column < marker_value)
+    comparable = _comparable(sort_column)
+    value_after = (comparable > marker_value if ascending
+                   else comparable < marker_value)
     conditions = [value_after,
-                  sa.and_(sort_column == marker_value, id_after)]
+                  sa.and_(comparable == marker_value, id_after)]
     if nullable and not ascending:
         # Descending puts NULLs last: they all follow a non-NULL marker.
         conditions.append(sort_column.is_(None))

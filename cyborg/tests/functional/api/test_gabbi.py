@@ -1,23 +1,50 @@
 """Gabbi tests of the API against the real WSGI application (noauth mode).
 
 Each YAML file of ``gabbits/`` is one ordered suite (stestr keeps a file in
-one worker). ``gabbits-mounted/`` runs with the application mounted under
-/accelerator, as a web server would mount it.
+one worker) and runs once per database backend: SQLite, MariaDB/MySQL and
+PostgreSQL, each run on a database of its own. A test's name starts with
+its backend: ``test_gabbi.<backend>.<file>_<test>``. ``gabbits-mounted/``
+runs with the application mounted under /accelerator, as a web server would
+mount it, on SQLite only.
 """
 
 import os
+import types
 import urllib.parse
 
 import requests
 from gabbi import driver
+from gabbi import fixture as gabbi_fixture
 
 from cyborg.api import app
 from cyborg.tests.fixtures import api as api_fixtures
+from cyborg.tests.fixtures import database
 
 HERE = os.path.dirname(__file__)
 GABBITS = os.path.join(HERE, 'gabbits')
 MOUNTED_GABBITS = os.path.join(HERE, 'gabbits-mounted')
 MOUNT_POINT = '/accelerator'
+
+# Files of gabbits/ whose requests never reach the database (version
+# documents, routing errors, the health check, proxy headers). They run on
+# SQLite only, and there on an empty database, so that a request added to
+# one of them that does need the database fails until the file leaves
+# this set.
+DATABASE_FREE = frozenset({'endpoint', 'errors', 'healthcheck',
+                           'microversions', 'noproxy', 'unversioned',
+                           'versions'})
+
+# Tests failing on one backend for a known bug not fixed yet, skipped there
+# with the reason: (backend, file, test name) -> reason.
+_MARIADB_COLLATION = (
+    'MariaDB: the default collation of the tables (utf8mb4_general_ci) '
+    'ignores case and trailing spaces in comparisons and unique keys; a '
+    'binary collation needs a migration')
+KNOWN_BACKEND_BUGS = {
+    ('mysql', 'strings', name): _MARIADB_COLLATION
+    for name in ('a filter in capitals does not match small letters',
+                 'a filter with a trailing space does not match',
+                 'a profile name differing in case only is another profile')}
 
 
 class Mounted:
@@ -51,6 +78,23 @@ class BuiltPerRequest:
 
     def __call__(self, environ, start_response):
         return self.factory()(environ, start_response)
+
+
+class ServerPath:
+    """PATH_INFO as a WSGI server passes it (PEP 3333): its bytes as latin-1.
+
+    httpx's WSGI transport, which gabbi's intercept uses, passes the path
+    decoded as UTF-8 instead, which WebOb cannot read back for a character
+    beyond latin-1 (an emoji in a path).
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        environ['PATH_INFO'] = environ.get('PATH_INFO', '').encode(
+            'utf-8').decode('latin-1')
+        return self.application(environ, start_response)
 
 
 class PlacementForwarded:
@@ -94,21 +138,57 @@ class PlacementForwarded:
 
 def setup_app():
     """The application as cyborg-api serves it."""
-    return PlacementForwarded(BuiltPerRequest(app.setup_app))
+    return PlacementForwarded(ServerPath(BuiltPerRequest(app.setup_app)))
 
 
 def setup_mounted_app():
     """The application mounted under MOUNT_POINT."""
-    return BuiltPerRequest(lambda: Mounted(MOUNT_POINT, app.setup_app()))
+    return ServerPath(BuiltPerRequest(
+        lambda: Mounted(MOUNT_POINT, app.setup_app())))
+
+
+def _fixture_module(backend, schema='migrations'):
+    """api_fixtures' gabbi fixtures, with an APIFixture on ``backend``."""
+    found = {name: value for name, value in vars(api_fixtures).items()
+             if isinstance(value, type)
+             and issubclass(value, gabbi_fixture.GabbiFixture)}
+    found['APIFixture'] = api_fixtures.api_fixture_on(backend, schema)
+    return types.SimpleNamespace(**found)
+
+
+def _file_suites(loader, backend, schema, wanted):
+    """The suites of the gabbits/ files for which ``wanted(stem)`` is true."""
+    suite = driver.build_tests(GABBITS, loader, intercept=setup_app,
+                               test_loader_name='%s.%s' % (__name__, backend),
+                               fixture_module=_fixture_module(backend, schema))
+    # One GabbiSuite per file; its tests carry the file's stem.
+    chosen = [file_suite for file_suite in suite
+              if file_suite.countTestCases()
+              and wanted(next(iter(file_suite)).test_base_name)]
+    for file_suite in chosen:
+        for test in file_suite:
+            reason = KNOWN_BACKEND_BUGS.get(
+                (backend, test.test_base_name, test.test_data['name']))
+            if reason:
+                test.test_data['skip'] = reason
+    return chosen
 
 
 def load_tests(loader, tests, pattern):
-    """Build one test suite per YAML file."""
-    suite = driver.build_tests(GABBITS, loader, intercept=setup_app,
-                               test_loader_name=__name__,
-                               fixture_module=api_fixtures)
-    suite.addTests(driver.build_tests(MOUNTED_GABBITS, loader,
-                                      intercept=setup_mounted_app,
-                                      test_loader_name=__name__,
-                                      fixture_module=api_fixtures))
+    """Build one test suite per YAML file and database backend."""
+    suite = loader.suiteClass()
+    suite.addTests(_file_suites(
+        loader, 'sqlite', 'migrations',
+        lambda stem: stem not in DATABASE_FREE))
+    suite.addTests(_file_suites(
+        loader, 'sqlite', None, lambda stem: stem in DATABASE_FREE))
+    for backend in database.BACKENDS:
+        if backend != 'sqlite':
+            suite.addTests(_file_suites(
+                loader, backend, 'migrations',
+                lambda stem: stem not in DATABASE_FREE))
+    suite.addTests(driver.build_tests(
+        MOUNTED_GABBITS, loader, intercept=setup_mounted_app,
+        test_loader_name='%s.sqlite' % __name__,
+        fixture_module=_fixture_module('sqlite')))
     return suite
