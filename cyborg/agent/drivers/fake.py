@@ -10,8 +10,9 @@ with a topology, its PFs, VFs and attach handles). ``prepare`` (at bind
 time) succeeds, fails or hangs as the card's ``prepare`` key in the file
 says, so that tests and benchmarks can produce BindFailed and agent
 time-outs; handed a bitstream, it programs as ``program`` does first (the
-base class's ``prepare``). The driver records every ``program`` and
-``release`` call (``programs``, ``releases``) for tests to count.
+base class's ``prepare``). The driver records the last RECORDED
+``program`` and ``release`` calls (``programs``, ``releases``) for tests
+to count: a long-running all-in-one must not keep every one.
 """
 
 import json
@@ -30,6 +31,9 @@ from cyborg.agent.drivers import fake_fpga
 from cyborg.agent.drivers.gpu import nvidia
 
 LOG = logging.getLogger(__name__)
+
+# How many program and release calls the driver remembers.
+RECORDED = 1000
 
 VENDOR = '0xABCD'
 MODEL = 'fake-fpga'
@@ -77,9 +81,9 @@ class FakeDriver(base.Driver):
         # Control path key -> prepare mode, of the last discovery.
         self._prepare_modes = {}
         self._stop_hanging = threading.Event()
-        # Every program call, as (region name or None, bitstream image id
-        # or None), and every release, as (deployable name, attach info):
-        # what tests and benchmarks count.
+        # The last RECORDED program calls, as (region name or None,
+        # bitstream image id or None), and releases, as (deployable name,
+        # attach info): what tests and benchmarks count.
         self.programs = []
         self.releases = []
 
@@ -154,8 +158,8 @@ class FakeDriver(base.Driver):
     def release(self, device, deployable, attach_handle):
         """Record the release: nothing simulated needs giving back."""
         with self._lock:
-            self.releases.append((deployable.name,
-                                  dict(attach_handle.attach_info)))
+            _record(self.releases, (deployable.name,
+                                    dict(attach_handle.attach_info)))
 
     def release_hangs(self):
         """End every hanging prepare (they fail), now and from now on."""
@@ -177,8 +181,8 @@ class FakeDriver(base.Driver):
         with self._lock:
             card = self._cards.get(key)
             loaded = dict(self._loaded)
-            self.programs.append((deployable_name,
-                                  getattr(bitstream, 'image_id', None)))
+            _record(self.programs, (deployable_name,
+                                    getattr(bitstream, 'image_id', None)))
         name, refused = fake_fpga.program_target(
             card, _describe(controlpath_id), deployable_name)
         if refused is not None:
@@ -548,3 +552,10 @@ def _gpu_device(gpu, prefix):
         deployables = [nvidia.pgpu_deployable(
             address, product, gpu['attach_type'], extra_traits=[FAKE_TRAIT])]
     return nvidia.gpu_device(address, product, gpu['model'], deployables)
+
+
+def _record(calls, call):
+    """Append ``call`` to ``calls``, forgetting the oldest beyond RECORDED."""
+    calls.append(call)
+    if len(calls) > RECORDED:
+        del calls[:len(calls) - RECORDED]

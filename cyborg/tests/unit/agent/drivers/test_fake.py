@@ -2,6 +2,7 @@
 
 import logging
 import os
+import types
 import uuid
 
 import fixtures
@@ -439,3 +440,18 @@ class TestProgramming(FakeDriverTestCase):
         self.assertIn('no simulated FPGA has control path 0000:11:00.0',
                       outcome.message)
         self.assertIsNone(driver.loaded_bitstream(second))
+
+
+class TestRecordedCalls(base.TestCase):
+    """A long-running all-in-one keeps a bounded record of its calls."""
+
+    def test_only_the_last_releases_are_kept(self):
+        driver = fake.FakeDriver()
+        for number in range(fake.RECORDED + 5):
+            driver.release(None, types.SimpleNamespace(name='region-%d'
+                                                       % number),
+                           types.SimpleNamespace(attach_info={}))
+        self.assertEqual(fake.RECORDED, len(driver.releases))
+        self.assertEqual('region-5', driver.releases[0][0])
+        self.assertEqual('region-%d' % (fake.RECORDED + 4),
+                         driver.releases[-1][0])
