@@ -24,6 +24,12 @@ agent remembers, per handle, the last hold it prepared or released
 (``Holds``), so that a release arriving late, after a newer bind of the
 handle was prepared, is ignored, and a prepare arriving after its own
 bind's release is refused. Prepare and release of one handle take turns.
+
+The conductor asks again when a call or its answer was lost (a broker
+restart) or an ARQ was still being prepared when the call had to be
+answered (``pending`` in its answer). A prepare of a hold prepared already
+answers what that preparation ended in, without the driver (nor a download
+or programming); one still running is waited for, in the handle's turn.
 """
 
 import collections
@@ -73,11 +79,23 @@ class Hold:
                    value['arq'])
 
 
+@dataclasses.dataclass(frozen=True)
+class _Last:
+    """The last hold of a handle: released or not, and the result its
+    prepare ended in (None: not prepared, or not finished)."""
+
+    hold: Hold
+    released: bool = False
+    result: dict = None
+
+
 class Holds:
-    """The last hold each attach handle was prepared or released for.
+    """The last hold each attach handle was prepared or released for, and
+    what its prepare answered.
 
     In memory: an agent that restarts knows none, and then releases what
-    it is asked to (nothing newer was prepared since it started).
+    it is asked to (nothing newer was prepared since it started) and
+    prepares again what it is asked to.
     """
 
     def __init__(self):
@@ -97,31 +115,43 @@ class Holds:
     def start_prepare(self, key, hold):
         """Record that ``hold`` is being prepared (within the turn).
 
+        Returns a copy of the result an earlier prepare of ``hold`` ended
+        in, to be answered again instead of preparing, or None.
+
         :raises: PrepareFailed when that hold was released already or a
             later one was prepared
         """
         if hold is None:
-            return
-        last, released = self._last.get(key, (None, False))
-        if last == hold and released:
+            return None
+        last = self._last.get(key)
+        if last is not None and last.hold == hold and last.released:
             raise drivers_base.PrepareFailed(
                 'the ARQ let go of its attach handle (unbound or deleted) '
                 'before the agent prepared it')
-        if last is not None and last > hold:
+        if last is not None and last.hold > hold:
             raise drivers_base.PrepareFailed(
                 'a later bind of ARQ %s took the attach handle'
-                % last.arq_uuid)
-        self._last[key] = (hold, False)
+                % last.hold.arq_uuid)
+        if last is not None and last.hold == hold and last.result is not None:
+            return dict(last.result)
+        self._last[key] = _Last(hold)
+        return None
+
+    def prepared(self, key, hold, result):
+        """Record the result preparing ``hold`` ended in (within the
+        turn), answered again to a repeated prepare of it."""
+        if hold is not None:
+            self._last[key] = _Last(hold, result=dict(result))
 
     def is_current(self, key, hold):
         """Whether releasing ``hold`` undoes nothing newer (in the turn)."""
-        last, _ = self._last.get(key, (None, False))
-        return hold is None or last is None or hold >= last
+        last = self._last.get(key)
+        return hold is None or last is None or hold >= last.hold
 
     def released(self, key, hold):
         """Record that ``hold`` was released (within the turn)."""
         if hold is not None:
-            self._last[key] = (hold, True)
+            self._last[key] = _Last(hold, released=True)
 
 
 class Preparer:
@@ -156,8 +186,9 @@ class Preparer:
         """Prepare the ARQs' handles; ``{uuid: {'prepared', 'reason'}}``.
 
         With ``timeout`` (how long the caller waits) the answer comes a
-        little before it, and an ARQ still being prepared then fails.
-        ``max_bytes`` is the largest bitstream downloaded.
+        little before it, and an ARQ still being prepared then fails as
+        ``pending``: the caller may ask again, and that prepare waits for
+        this one. ``max_bytes`` is the largest bitstream downloaded.
         """
         answers = _Answers()
         rediscovered = set()
@@ -172,8 +203,8 @@ class Preparer:
                    for group in _groups([arq for arq in arqs
                                          if arq['uuid'] in found])]
         _join_until(threads, timeout)
-        return answers.final([arq['uuid'] for arq in arqs],
-                             _failed('still preparing after %s s' % timeout))
+        return answers.final([arq['uuid'] for arq in arqs], dict(
+            _failed('still preparing after %s s' % timeout), pending=True))
 
     def release(self, handles, timeout=None):
         """Release each handle; a list of ``{'released', 'stale', 'reason'}``
@@ -240,22 +271,41 @@ class Preparer:
             answers.record(arq['uuid'], self._prepare_one(arq, again))
 
     def _prepare_one(self, arq, found, max_bytes=None):
-        """Prepare one handle (loading its bitstream first); the result.
+        """Prepare one handle (loading its bitstream first), unless its
+        hold was prepared already; the result.
 
         A result whose handle is gone although the bitstream was loaded
         says so (``loaded``, which stays out of the RPC answer).
         """
         key = _handle_key(arq)
+        with self.holds.turn(key):
+            try:
+                hold = Hold.of(arq.get('hold'))
+                earlier = self.holds.start_prepare(key, hold)
+            except drivers_base.PrepareFailed as error:
+                return _failed(str(error))
+            except Exception as error:
+                LOG.exception('The hold of ARQ %s is unusable', arq['uuid'])
+                return _failed('%s: %s' % (type(error).__name__, error))
+            if earlier is not None:
+                LOG.info('Attach handle %s was prepared for ARQ %s '
+                         'already: answering again', key, arq['uuid'])
+                return earlier
+            result = self._run_prepare(arq, found, max_bytes)
+            self.holds.prepared(key, hold, result)
+            return result
+
+    def _run_prepare(self, arq, found, max_bytes):
+        """Have the driver prepare the handle (within its turn); the
+        result."""
         try:
-            with self.holds.turn(key):
-                self.holds.start_prepare(key, Hold.of(arq.get('hold')))
-                if arq.get('bitstream_id'):
-                    self._program_and_prepare(arq, found, max_bytes)
-                else:
-                    found.driver.prepare(
-                        found.device, found.deployable, found.handle,
-                        arq.get('request_group') or {},
-                        bitstream_path=None, bitstream=None)
+            if arq.get('bitstream_id'):
+                self._program_and_prepare(arq, found, max_bytes)
+            else:
+                found.driver.prepare(
+                    found.device, found.deployable, found.handle,
+                    arq.get('request_group') or {},
+                    bitstream_path=None, bitstream=None)
         except _HandleGone as error:
             return dict(_failed(str(error)), loaded=True)
         except drivers_base.PrepareFailed as error:

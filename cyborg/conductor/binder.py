@@ -19,8 +19,13 @@ Glance has been asked which bitstreams it needs:
    take one handle; the unique ``attach_handle_id`` of ARQs is the
    backstop);
 2. ``AgentAPI.prepare_arqs`` on each host (``Binder._prepare_hosts``), the
-   hosts at the same time, each bounded by what is left of
-   ``[conductor] bind_timeout``;
+   hosts at the same time, each within what is left of ``[conductor]
+   bind_timeout``. A call is bounded by ``prepare_call_timeout`` (one that
+   programs an FPGA by the time left): a call lost with the message broker,
+   refused while the bus is away, or answered with ARQs still being
+   prepared is made again, after a short backoff, until the time is up
+   (the agent answers a repeated prepare from what it did already, see
+   ``cyborg.agent.preparing``);
 3. ``bind_transactions.finish``: move the ARQs still leased to this binder
    with the same handle to Bound or BindFailed (a failed ARQ frees its
    handle; an ARQ unbound or deleted meanwhile is left alone) and, for
@@ -43,6 +48,7 @@ from concurrent import futures
 import dataclasses
 import datetime
 import logging
+import math
 import os
 import queue
 import threading
@@ -72,6 +78,10 @@ STOP_TIMEOUT = 10
 SWEEP_BATCH = 100
 # A claim that loses a race for attach handles is tried this many times.
 CLAIM_ATTEMPTS = 3
+# A prepare call the message bus refused is made again after this many
+# seconds, doubled at each refusal up to RETRY_DELAY_MAX.
+RETRY_DELAY = 0.5
+RETRY_DELAY_MAX = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,13 +92,17 @@ class BindSettings:
     workers: int
     bind_timeout: float
     sweep_interval: float
+    # Seconds one prepare call that programs nothing may take (the
+    # option's default).
+    prepare_call_timeout: float = 30
 
     @classmethod
     def from_conf(cls, conf):
         """The settings of the [conductor] group of ``conf``."""
         return cls(workers=conf.conductor.bind_workers,
                    bind_timeout=conf.conductor.bind_timeout,
-                   sweep_interval=conf.conductor.bind_sweep_interval)
+                   sweep_interval=conf.conductor.bind_sweep_interval,
+                   prepare_call_timeout=conf.conductor.prepare_call_timeout)
 
     @property
     def bind_time_limit(self):
@@ -325,41 +339,90 @@ class Binder:
                     for decision in answer.result()]
 
     def _prepare(self, host, items):
-        """One agent call for the ARQs of ``host``; their Decisions."""
+        """The Decisions of the ARQs of ``host``, asking its agent until
+        each has an answer or their bind time is up.
+
+        One call per attempt, for the ARQs still without an answer. A call
+        that went unanswered is made again at once (it waited already), one
+        the bus refused after a backoff; a bind whose time ran out meanwhile
+        fails, one whose binder is stopping is left to the next binder.
+        """
         deadline = min(item.deadline for item in items)
-        remaining = (deadline - timeutils.utcnow()).total_seconds()
-        if remaining <= 0:
+        if _seconds_until(deadline) <= 0:
             return _decide(items, FAILED, 'bind_timeout passed before the '
                            'agent of %s was asked' % host)
+        decisions = []
+        delays = _retry_delays()
+        waiting = items
+        warned = False
+        while True:
+            attempt = self._ask(host, waiting, _seconds_until(deadline))
+            decisions.extend(attempt.decisions)
+            waiting = attempt.again
+            if not waiting:
+                return decisions
+            delay = next(delays) if attempt.back_off else 0
+            if self._stop.wait(min(delay, max(0, _seconds_until(deadline)))):
+                return decisions + _decide(waiting, RETRY,
+                                           'the conductor is stopping')
+            if _seconds_until(deadline) <= 0:
+                return decisions + _decide(waiting, FAILED, attempt.too_late)
+            # The bus refusing calls is worth one warning per bind.
+            log = LOG.warning if attempt.back_off and not warned else LOG.info
+            warned = warned or attempt.back_off
+            log('Asking the agent of %s again for ARQs %s: %s', host,
+                ', '.join(item.uuid for item in waiting), attempt.why)
+
+    def _ask(self, host, items, remaining):
+        """One prepare_arqs call for ``items``, with ``remaining`` seconds
+        of bind time; an _Attempt."""
+        # Programming may take minutes and cannot be told from a lost call:
+        # such a call waits for what is left of the bind's time.
+        if not any(item.bitstream_id for item in items):
+            remaining = min(remaining, self.settings.prepare_call_timeout)
         try:
-            # The agent may program an FPGA first: allow it what is left of
-            # the bind's time rather than the usual RPC timeout.
             answers = self.agents.prepare_arqs(
                 self._context, host, [item.for_agent() for item in items],
-                timeout=max(1, int(remaining + 0.999)))
+                timeout=max(1, math.ceil(remaining)))
         except oslo_messaging.MessagingTimeout:
-            if timeutils.utcnow() >= deadline:
-                return _decide(items, FAILED, 'the agent of %s did not '
-                               'answer within bind_timeout' % host)
-            return _decide(items, RETRY, 'the agent of %s did not answer'
-                           % host)
+            # The agent died or hangs, or the call or its answer was lost
+            # in a broker restart.
+            return _Attempt(
+                [], items, False, 'the agent of %s did not answer' % host,
+                'the agent of %s did not answer within bind_timeout' % host)
+        except oslo_messaging.MessageDeliveryFailure as error:
+            # The bus is away, or the agent has not subscribed again since
+            # it came back (cyborg.rpc).
+            return _Attempt(
+                [], items, True, str(error),
+                'the agent of %s could not be reached within bind_timeout: '
+                '%s' % (host, error))
         except (oslo_messaging.RemoteError,
                 oslo_messaging.RPCVersionCapError) as error:
-            return _decide(items, FAILED, 'the agent of %s refused: %s'
-                           % (host, error))
+            return _Attempt(_decide(items, FAILED, 'the agent of %s refused: '
+                                    '%s' % (host, error)))
         except oslo_messaging.RPCDispatcherError as error:
             # An agent of an older release (unless [upgrade_levels] agent
             # pins this conductor to its version): trying again is no use.
-            return _decide(items, FAILED, 'the agent of %s is of an older '
-                           'release ([upgrade_levels] agent): %s'
-                           % (host, error))
+            return _Attempt(_decide(
+                items, FAILED, 'the agent of %s is of an older release '
+                '([upgrade_levels] agent): %s' % (host, error)))
         except oslo_messaging.MessagingException as error:
             # The transport may come back: a sweep tries again.
             LOG.warning('Could not reach the agent of %s for ARQs %s: %s',
                         host, ', '.join(item.uuid for item in items), error)
-            return _decide(items, RETRY, str(error))
-        return [decision for item in items
-                for decision in _decide_answered(host, item, answers)]
+            return _Attempt(_decide(items, RETRY, str(error)))
+        # An ARQ the agent was still preparing is asked for again: the
+        # agent then waits for that preparation rather than redoing it.
+        answers = answers or {}
+        pending = {item.uuid for item in items
+                   if (answers.get(item.uuid) or {}).get('pending')}
+        return _Attempt(
+            [decision for item in items if item.uuid not in pending
+             for decision in _decide_answered(host, item, answers)],
+            [item for item in items if item.uuid in pending], False,
+            'still being prepared', 'the agent of %s was still preparing '
+            'it when bind_timeout passed' % host)
 
     def _notify(self, events):
         """Send Nova ``events`` (``finish``'s); once it has them, they are
@@ -477,6 +540,33 @@ class Binder:
                                         timeutils.utcnow(),
                                         self.settings.lease)
         self._notify(events)
+
+
+@dataclasses.dataclass
+class _Attempt:
+    """What one prepare call ended in: the ``decisions`` it made, the
+    items to ask ``again`` about (after a backoff if ``back_off``), why
+    (``why``), and the reason they fail for once the bind time is up
+    (``too_late``)."""
+
+    decisions: list
+    again: list = dataclasses.field(default_factory=list)
+    back_off: bool = False
+    why: str = None
+    too_late: str = None
+
+
+def _seconds_until(deadline):
+    return (deadline - timeutils.utcnow()).total_seconds()
+
+
+def _retry_delays():
+    """The backoff between prepare calls the bus refused: RETRY_DELAY,
+    doubled each time, at most RETRY_DELAY_MAX."""
+    delay = RETRY_DELAY
+    while True:
+        yield delay
+        delay = min(2 * delay, RETRY_DELAY_MAX)
 
 
 def _decide(items, outcome, reason=None):

@@ -16,10 +16,27 @@ opts = [
         help='Seconds an accelerator request may stay in BindStarted. Past '
              'this the conductor sets it to BindFailed and tells Nova, '
              'whatever the agent is doing (an agent that died or never '
-             'answered). It bounds the agent call that prepares the attach '
-             'handles, which may include programming an FPGA. Keep it below '
+             'answered). It bounds the agent calls that prepare the attach '
+             'handles (see prepare_call_timeout), which may include '
+             'programming an FPGA. Keep it below '
              "Nova's [DEFAULT] arq_binding_timeout (300 by default), so "
              'that Nova hears of the failure before it gives up by itself.'),
+    cfg.IntOpt(
+        'prepare_call_timeout', default=30, min=2,
+        help='Seconds one call asking an agent to prepare the attach handles '
+             'of a bind may take, when it programs no FPGA. A call lost in '
+             'a message broker restart (queues are not durable) or whose '
+             'answer was lost, a call the bus refused, and ARQs the agent '
+             'was still preparing when it had to answer are asked for again '
+             'while bind_timeout leaves time, instead of the bind failing at '
+             'bind_timeout; the agent answers a repeated prepare from what '
+             'it did already and waits for one still running. Shorter finds '
+             'a lost call sooner; keep it well below bind_timeout. A call '
+             'whose ARQs load a bitstream into an FPGA first waits for what '
+             'is left of bind_timeout instead: programming may take minutes '
+             'and cannot be told from a lost call, a second call would only '
+             'wait for it, and an agent of the previous release asked again '
+             'would load the bitstream twice.'),
     cfg.IntOpt(
         'bind_workers', default=8, min=1,
         help='Threads of each conductor process that finish binds; each '

@@ -7,6 +7,7 @@ make them; Glance is ``cyborg.tests.fixtures.glance``.
 
 import datetime
 import os
+import threading
 import uuid
 
 import fixtures
@@ -211,6 +212,91 @@ class PrepareProgrammingTest(base.TestCase):
                            'reason': 'not reported by this host'}], answer)
         self.assertEqual([], self.driver.releases)
 
+    # The binder asks again when a call or its answer was lost, or an ARQ
+    # was still being prepared: the agent answers from what it did.
+
+    def counted_prepares(self, gate=None):
+        """The functions of the handles the driver prepares from now on;
+        with ``gate`` (an Event), each prepare waits for it first."""
+        prepared = []
+        real_prepare = self.driver.prepare
+
+        def counted(device, deployable, handle, group, **kwargs):
+            prepared.append(handle.attach_info['function'])
+            if gate is not None:
+                gate.wait(10)
+            return real_prepare(device, deployable, handle, group, **kwargs)
+
+        self.driver.prepare = counted
+        return prepared
+
+    def test_a_repeated_prepare_is_answered_without_the_driver(self):
+        prepared = self.counted_prepares()
+        arqs = [arq('loading', 0, bitstream_id=self.image),
+                arq('plain', 0, function=1)]
+
+        first = self.prepare(*arqs)
+        again = self.prepare(*arqs)
+
+        self.assertEqual({'loading': {'prepared': True, 'reason': None},
+                          'plain': {'prepared': True, 'reason': None}},
+                         first)
+        self.assertEqual(first, again)
+        # Neither downloaded nor loaded again.
+        self.assertEqual(['0', '1'], prepared)
+        self.assertEqual(1, len(self.driver.programs))
+        self.assertEqual([], self.downloads())
+
+    def test_a_repeated_failed_prepare_gets_the_same_answer(self):
+        first = self.prepare(arq('a', 2, bitstream_id=self.image))
+        again = self.prepare(arq('a', 2, bitstream_id=self.image))
+
+        self.assertFalse(first['a']['prepared'])
+        self.assertEqual(first, again)
+        self.assertEqual(1, len(self.driver.programs))
+
+    def test_a_prepare_still_running_is_waited_for_not_started_again(self):
+        gate = threading.Event()
+        self.addCleanup(gate.set)
+        prepared = self.counted_prepares(gate)
+
+        early = self.client.prepare_arqs(self.context, HOST, [arq('a', 0)],
+                                         timeout=2)
+        answers = []
+        asking = threading.Thread(
+            target=lambda: answers.append(self.prepare(arq('a', 0))))
+        asking.start()
+        asking.join(1)
+        waiting = asking.is_alive()
+        gate.set()
+        asking.join(10)
+
+        self.assertEqual({'a': {'prepared': False, 'pending': True,
+                                'reason': 'still preparing after 2 s'}},
+                         early)
+        self.assertTrue(waiting)
+        self.assertEqual([{'a': {'prepared': True, 'reason': None}}],
+                         answers)
+        self.assertEqual(['0'], prepared)
+
+    def test_a_later_bind_of_the_handle_is_prepared_again(self):
+        prepared = self.counted_prepares()
+
+        self.prepare(arq('a', 0, taken_at=EARLIER))
+        answer = self.prepare(arq('a', 0, taken_at=LATER))
+
+        self.assertEqual({'a': {'prepared': True, 'reason': None}}, answer)
+        self.assertEqual(['0', '0'], prepared)
+
+    def test_a_prepare_without_a_hold_is_always_done(self):
+        # An older conductor names no hold: nothing tells its binds apart.
+        prepared = self.counted_prepares()
+
+        self.prepare(dict(arq('a', 0), hold=None))
+        self.prepare(dict(arq('a', 0), hold=None))
+
+        self.assertEqual(['0', '0'], prepared)
+
 
 class HoldsTest(base.TestCase):
 
@@ -227,3 +313,20 @@ class HoldsTest(base.TestCase):
         # Without a hold (an older conductor), nothing is ordered.
         self.assertTrue(holds.is_current('h', None))
         self.assertIsNone(preparing.Hold.of(None))
+
+    def test_a_finished_prepare_is_answered_again_until_released(self):
+        holds = preparing.Holds()
+        hold = preparing.Hold(LATER, 'a')
+
+        self.assertIsNone(holds.start_prepare('h', hold))
+        # Not finished: a second prepare of the hold is not answered yet.
+        self.assertIsNone(holds.start_prepare('h', hold))
+        holds.prepared('h', hold, {'prepared': True, 'reason': None})
+        answer = holds.start_prepare('h', hold)
+        answer['reason'] = 'changed by a caller'
+
+        self.assertEqual({'prepared': True, 'reason': None},
+                         holds.start_prepare('h', hold))
+        holds.released('h', hold)
+        self.assertRaises(fake.base.PrepareFailed, holds.start_prepare, 'h',
+                          hold)
