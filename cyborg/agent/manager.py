@@ -132,16 +132,21 @@ class AgentManager:
         ``prepare`` first. The handles are prepared in parallel (those of a
         deployable being programmed one after the other); with ``timeout``
         (how long the caller waits) the answer comes a little before it,
-        and an ARQ whose preparation is still running then fails, so that
-        one stuck device does not take the others of the call down with it.
+        and an ARQ whose preparation is still running is then answered
+        ``pending`` (the conductor asks again), so that one slow device
+        does not take the others of the call down with it.
         """
         answer = self.preparer.prepare(
             arqs, timeout, conf.CONF.agent.max_bitstream_bytes)
+        pending = sorted(uuid for uuid, result in answer.items()
+                         if result.get('pending'))
         failed = sorted(uuid for uuid, result in answer.items()
-                        if not result['prepared'])
-        LOG.info('Prepared %d attach handle(s) for ARQs%s',
-                 len(answer) - len(failed),
-                 '; failed: %s' % ', '.join(failed) if failed else '')
+                        if not result['prepared'] and uuid not in pending)
+        LOG.info('Prepared %d attach handle(s) for ARQs%s%s',
+                 len(answer) - len(failed) - len(pending),
+                 '; failed: %s' % ', '.join(failed) if failed else '',
+                 '; still preparing: %s' % ', '.join(pending)
+                 if pending else '')
         return answer
 
     @oslo_messaging.expose

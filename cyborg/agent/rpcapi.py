@@ -52,7 +52,9 @@ class AgentAPI:
         Glance image to load into the deployable first, or None. Returns
         ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``. The
         agent is told ``timeout`` too, and answers before it with the ARQs
-        still being prepared failed. A call naming a bitstream asks for
+        still being prepared marked ``'pending': True`` (not prepared; ask
+        again: a repeated prepare of the same hold is answered from the
+        agent's record, never done twice). A call naming a bitstream asks for
         1.3, so that an older agent refuses it rather than bind an
         unprogrammed FPGA.
 
