@@ -30,6 +30,10 @@ CUSTOM_PREFIX = 'CUSTOM_'
 _GROUP_KEY = re.compile(r'(resources|trait)([a-zA-Z0-9_-]{0,64}):(.+)')
 
 
+class NoAccelerator(ValueError):
+    """The flavor's extra specs ask for no accelerator."""
+
+
 @dataclasses.dataclass(frozen=True)
 class AcceleratorRequest:
     """What a flavor asks for: an existing profile, or implicit groups."""
@@ -131,7 +135,7 @@ def accelerator_request(extra_specs):
         return _named_profile(accel[DEVICE_PROFILE_KEY], programming)
     groups = _groups(extra_specs)
     if not groups:
-        raise ValueError(
+        raise NoAccelerator(
             'flavor_extra_specs ask for no accelerator: give %s, or '
             'resources[<group>]:<class> with one of %s or a CUSTOM_ class'
             % (DEVICE_PROFILE_KEY, ', '.join(ACCELERATOR_RESOURCE_CLASSES)))
@@ -143,6 +147,20 @@ def accelerator_request(extra_specs):
                 % (sorted(programming)[0], len(groups), DEVICE_PROFILE_KEY))
         groups[0].update(programming)
     return AcceleratorRequest(groups=_checked_groups(groups))
+
+
+def asks_for_accelerators(extra_specs):
+    """Whether a flavor's ``extra_specs`` ask for accelerators (an
+    ``accel:device_profile`` or an accelerator resource class).
+
+    :raises: TypeError, ValueError as ``accelerator_request`` does for
+        malformed extra specs
+    """
+    try:
+        accelerator_request(extra_specs)
+    except NoAccelerator:
+        return False
+    return True
 
 
 def _named_profile(name, programming):

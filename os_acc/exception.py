@@ -59,3 +59,18 @@ class DeviceProfileNotFound(OsAccError, ValueError):
         self.name = name
         super().__init__("flavor_extra_specs['accel:device_profile'] names "
                          "no device profile: %r" % (name,))
+
+
+class Unsupported(OsAccError):
+    """An instance operation seed 003 does not support with accelerators:
+    live migration (``live_migrate``), and snapshots to boot from
+    (``snapshot``). Raised before anything changes: the instance keeps
+    its accelerators. ``operation`` names it."""
+
+    def __init__(self, operation, instance_uuid, reason):
+        self.operation = operation
+        self.instance_uuid = instance_uuid
+        self.reason = reason
+        super().__init__('%s of instance %s is not supported with '
+                         'accelerators: %s' % (operation, instance_uuid,
+                                               reason))

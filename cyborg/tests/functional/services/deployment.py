@@ -6,7 +6,8 @@ a temporary state directory holding the fake driver's fleet file;
 :meth:`DeploymentMixin._start_services` starts the three services on them,
 the agent once the conductor consumes its topic;
 :meth:`DeploymentMixin._start_conductor` adds a second conductor (they are
-active-active) and :meth:`DeploymentMixin._restart_agent` starts a killed
+active-active), :meth:`DeploymentMixin._start_agent` the agent of a second
+compute node, and :meth:`DeploymentMixin._restart_agent` starts a killed
 agent again. The waits fail with the tails of the services' logs.
 """
 
@@ -133,6 +134,23 @@ class DeploymentMixin:
         self._wait_until(lambda: self._heartbeat_of(host, 'cyborg-conductor'),
                          'the heartbeat of conductor %s' % host)
         return conductor
+
+    def _start_agent(self, host, fleet):
+        """Start the agent of another compute node, ``host``, with the
+        devices of ``fleet`` (in a fleet file of its own) and the first
+        agent's other options. Returns its ServiceProcess at once: wait
+        for its first report with the API or ``os_acc.initialize``.
+        """
+        fleet_path = os.path.join(self.state_path, 'fleet-%s.yaml' % host)
+        write_fleet(fleet_path, fleet)
+        config = {group: dict(options)
+                  for group, options in self.agent_config.items()}
+        config['DEFAULT']['host'] = host
+        config['agent']['fake_inventory'] = fleet_path
+        agent = self.useFixture(processes.ServiceProcess('cyborg-agent',
+                                                         config))
+        self.services.append(agent)
+        return agent
 
     def _restart_agent(self):
         """Start the agent again with its config (after a kill)."""

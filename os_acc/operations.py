@@ -1,0 +1,67 @@
+"""The instance operations seed 003 does not support with accelerators.
+
+Most operations need no os-acc call at all, or are ``unplug`` then
+``plug`` (the table of doc/source/admin/compute-node.rst). Live migration
+and booting from a snapshot are refused: a driver calls ``live_migrate`` or
+``snapshot`` before it starts one, and gets ``Unsupported`` when the
+flavor asks for accelerators, ``None`` when it does not. Neither makes an
+RPC call or changes anything: the answer follows from the flavor alone,
+which is also what tells a driver to call os-acc at all.
+"""
+
+import logging
+
+from os_acc import arguments
+from os_acc import exception
+
+LOG = logging.getLogger(__name__)
+
+LIVE_MIGRATION_REASON = (
+    'accelerator state cannot move with a running instance (seed 003); '
+    'cold migrate it instead: unplug, then plug on the destination')
+SNAPSHOT_REASON = (
+    'an instance booted from the snapshot would expect its accelerators in '
+    'the state they had when it was taken (seed 003); the instance keeps '
+    'its accelerators')
+
+
+def _refuse_with_accelerators(operation, reason, instance_info,
+                              flavor_extra_specs):
+    """Raise Unsupported for ``operation`` when the flavor asks for
+    accelerators; check the arguments as plug does either way."""
+    instance = arguments.instance_info(instance_info)
+    if not arguments.asks_for_accelerators(flavor_extra_specs):
+        return None
+    error = exception.Unsupported(operation, instance['uuid'], reason)
+    LOG.warning('os-acc refused the %s of instance %s (%s): %s',
+                operation.lower(), instance['uuid'], instance['name'], reason)
+    raise error
+
+
+def live_migrate(instance_info, flavor_extra_specs):
+    """Refuse the live migration of an instance whose flavor asks for
+    accelerators; return None for one that asks for none.
+
+    Call before starting a live migration. The instance keeps its
+    accelerators on the source host.
+
+    :raises: Unsupported; TypeError, ValueError (a malformed argument,
+        naming the key)
+    """
+    return _refuse_with_accelerators('Live migration', LIVE_MIGRATION_REASON,
+                                     instance_info, flavor_extra_specs)
+
+
+def snapshot(instance_info, flavor_extra_specs):
+    """Refuse a snapshot (an image to boot from) of an instance whose
+    flavor asks for accelerators; return None for one that asks for none.
+
+    Seed 003 does not support booting off such a snapshot; Cyborg is not
+    told which image an instance boots from, so the refusal is here,
+    before the snapshot exists.
+
+    :raises: Unsupported; TypeError, ValueError (a malformed argument,
+        naming the key)
+    """
+    return _refuse_with_accelerators('Snapshot', SNAPSHOT_REASON,
+                                     instance_info, flavor_extra_specs)
