@@ -5,6 +5,7 @@ and the all-in-one serve.
 """
 
 import logging
+import urllib.parse
 
 import pecan
 import webob
@@ -61,7 +62,9 @@ class RequestBody:
     A body that cannot be read (too large, another media type or charset,
     not UTF-8, not JSON, nested too deeply: ``cyborg.api.schemas.body``)
     gets its 4xx in Cyborg's error body here, logged once; a good one is
-    decoded once and left in the environ for ``body.json_body``.
+    decoded once and left in the environ for ``body.json_body``. No
+    operation takes a form: a form body on any method is a 415 (Pecan
+    would read its fields as arguments), an empty one is no body.
     """
 
     METHODS = ('POST', 'PUT', 'PATCH')
@@ -72,15 +75,59 @@ class RequestBody:
 
     def __call__(self, environ, start_response):
         request = webob.Request(environ)
-        if request.method in self.METHODS and (
-                request.content_length or request.is_body_readable):
-            try:
+        has_body = bool(request.content_length or request.is_body_readable)
+        try:
+            if body_schemas.is_form(request):
+                if has_body:
+                    raise body_schemas.UnsupportedMediaType(
+                        content_type=request.content_type)
+                # WebOb would parse an empty form into Pecan's arguments,
+                # and fail (a 500) on multipart without a boundary.
+                del environ['CONTENT_TYPE']
+            elif has_body and request.method in self.METHODS:
                 environ[body_schemas.ENVIRON_KEY] = body_schemas.decode(
                     request, self.max_size)
-            except exception.CyborgException as error:
-                hooks.log_error(request, int(error.code), error.message)
-                return hooks.error_response(int(error.code), error.message)(
-                    environ, start_response)
+        except exception.CyborgException as error:
+            hooks.log_error(request, int(error.code), error.message)
+            return hooks.error_response(int(error.code), error.message)(
+                environ, start_response)
+        return self.application(environ, start_response)
+
+
+class RequestTarget:
+    """Refuses a path or query string that is not UTF-8 (400 in Cyborg's
+    error body): WebOb, Pecan and the log read both as text, and WebOb's
+    own 400 page would answer otherwise."""
+
+    def __init__(self, application):
+        self.application = application
+
+    @staticmethod
+    def _is_utf8(text, unquote=False):
+        # A server passes bytes as latin-1 (PEP 3333): the path decoded,
+        # the query string as sent.
+        try:
+            raw = text.encode('latin-1')
+        except UnicodeEncodeError:
+            return True  # Text already (not from a PEP 3333 server).
+        if unquote:
+            raw = urllib.parse.unquote_to_bytes(raw)
+        try:
+            raw.decode('utf-8')
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    def __call__(self, environ, start_response):
+        for part, is_utf8 in (
+                ('path', self._is_utf8(environ.get('PATH_INFO', ''))),
+                ('query string', self._is_utf8(
+                    environ.get('QUERY_STRING', ''), unquote=True))):
+            if not is_utf8:
+                message = 'The %s is not valid UTF-8.' % part
+                hooks.log_error(webob.Request(environ), 400, message)
+                return hooks.error_response(400, message)(environ,
+                                                          start_response)
         return self.application(environ, start_response)
 
 
@@ -101,8 +148,9 @@ def setup_app(conf=None):
     """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF)."""
     conf = cyborg_conf.CONF if conf is None else conf
     policies.init(conf)
-    application = RequestBody(UnversionedPaths(setup_pecan_app(conf)),
-                              conf.api.max_request_body_size)
+    application = RequestTarget(RequestBody(
+        UnversionedPaths(setup_pecan_app(conf)),
+        conf.api.max_request_body_size))
 
     # Built from the inside out; a request goes through them in this order:
     # 1. request_id: every response, errors and 401s included, carries
@@ -114,8 +162,9 @@ def setup_app(conf=None):
     # 4. CORS: preflight requests carry no token, so CORS comes before auth.
     # 5. auth: keystonemiddleware (GET /, /v2 and /v2/ pass without a token)
     #    or noauth, which makes every caller an admin with a service token.
-    # 6. RequestBody: a JSON body that cannot be read is refused (4xx).
-    # 7. unversioned paths are rewritten to /v2 paths, then Pecan and its
+    # 6. RequestTarget: a path or query string that is not UTF-8 is a 400.
+    # 7. RequestBody: a JSON body that cannot be read is refused (4xx).
+    # 8. unversioned paths are rewritten to /v2 paths, then Pecan and its
     #    hooks (context, microversion, conductor, errors) serve the request.
     if conf.auth_strategy == 'noauth':
         LOG.warning('auth_strategy is noauth: every request acts as an '

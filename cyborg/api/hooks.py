@@ -242,12 +242,21 @@ def printable(text):
                         else '\\u%04x' % ord(match.group()), str(text))
 
 
+def _path(request):
+    try:
+        return request.path
+    except UnicodeDecodeError:
+        # Not UTF-8 (app.RequestTarget refuses it): as the server passed it.
+        return request.environ.get('SCRIPT_NAME', '') + \
+            request.environ.get('PATH_INFO', '')
+
+
 def log_error(request, status, message, error=None):
     """Log the error answer of ``request`` once, with its request id: 4xx at
     INFO, a 5xx cyborg names at WARNING, any other with its traceback."""
     values = {
         'method': printable(request.method),
-        'path': printable(request.path),
+        'path': printable(_path(request)),
         'status': status,
         'message': printable(message),
         'request_id': request.environ.get(

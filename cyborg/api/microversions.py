@@ -22,8 +22,13 @@ MAX_HEADER = 'OpenStack-API-Maximum-Version'
 #   2.2 - GET /v2/device_profiles/{x} accepts a profile name as well as a uuid
 #   2.3 - devices carry status (enabled / maintaining); ARQs carry
 #         state_reason (an addition to upstream's 2.3: why a bind failed)
+#   2.4 - seed 000's queries: nested attributes shown under their parent
+#         (``children``; nested in a deployable's attributes_list);
+#         GET /v2/deployables/{uuid}/attributes[/{key}]; deployables carry
+#         their own id, parent_uuid and root_uuid; GET /v2/deployables
+#         takes ?programmed=true|false
 MIN_VERSION = microversion_parse.Version(2, 0)
-MAX_VERSION = microversion_parse.Version(2, 3)
+MAX_VERSION = microversion_parse.Version(2, 4)
 
 # A requested version is MAJOR.MINOR, both plain non-negative integers.
 _VERSION_PATTERN = re.compile(r'^(\d+)\.(\d+)$')
@@ -52,6 +57,30 @@ def supports_arq_state_reason(version):
     """Whether ARQs carry ``state_reason`` (2.3; Nova's 2.0 sees upstream's
     fields only)."""
     return version >= microversion_parse.Version(2, 3)
+
+
+def supports_nested_attributes(version):
+    """Whether attributes show their nested attributes under them (2.4):
+    ``children`` and ``parent_attribute_uuid`` on an attribute, only the
+    top-level ones in its lists, objects in a deployable's
+    ``attributes_list``."""
+    return version >= microversion_parse.Version(2, 4)
+
+
+def supports_deployable_attribute_paths(version):
+    """Whether GET /v2/deployables/{uuid}/attributes[/{key}] exist (2.4)."""
+    return version >= microversion_parse.Version(2, 4)
+
+
+def supports_deployable_tree_links(version):
+    """Whether deployables carry ``id``, ``parent_uuid`` and ``root_uuid``
+    (2.4), so a client can walk the tree."""
+    return version >= microversion_parse.Version(2, 4)
+
+
+def supports_programmed_filter(version):
+    """Whether GET /v2/deployables takes ``programmed`` (2.4)."""
+    return version >= microversion_parse.Version(2, 4)
 
 
 def requested_value(header_value):

@@ -16,6 +16,7 @@ import sys
 
 from cyborg.api import microversions
 from cyborg.api.schemas import listing
+from cyborg.api.schemas import paths
 from cyborg.api.schemas import resources
 from cyborg.api.schemas import routes
 
@@ -123,19 +124,11 @@ def _components():
     }
 
 
-def _path_parameters(path):
+def _path_parameters(route):
     parameters = []
-    for name in re.findall('{([a-z_]+)}', path):
-        if name == 'uuid_or_name':
-            schema = {'type': 'string', 'minLength': 1,
-                      'description': 'A uuid, or (from microversion 2.2 '
-                                     'for GET) a name.'}
-        else:
-            schema = {'type': 'string',
-                      'description': 'A uuid; another text names nothing '
-                                     '(404).'}
+    for name in re.findall('{([a-z_]+)}', route.path):
         parameters.append({'name': name, 'in': 'path', 'required': True,
-                           'schema': schema})
+                           'schema': paths.declaration(route, name).schema()})
     return parameters
 
 
@@ -144,7 +137,8 @@ def _query_parameters(query, max_limit):
         return []
     if isinstance(query, listing.Listing):
         return query.parameters(max_limit)
-    return listing.query_parameters(query)
+    return listing.query_parameters(query,
+                                    required=getattr(query, 'required', ()))
 
 
 def _success(route, status, answer):
@@ -163,7 +157,7 @@ def _operation(route, max_limit):
     operation = {'operationId': route.operation_id, 'summary': route.summary}
     if route.description:
         operation['description'] = route.description
-    parameters = _path_parameters(route.path) + \
+    parameters = _path_parameters(route) + \
         _query_parameters(route.query, max_limit)
     if route.path.startswith('/v2'):
         parameters.append({'$ref': '#/components/parameters/Microversion'})

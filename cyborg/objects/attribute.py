@@ -1,8 +1,42 @@
-"""Attribute: a key/value fact about a deployable (resource class, traits)."""
+"""Attribute: a key/value fact about a deployable (resource class, traits).
+
+An attribute may be nested under another one of the same deployable
+(``parent_attribute_id``, seed 000): a driver reporting a dict value gets
+one attribute per key of it. ``AttributeTree`` is that nesting as the API
+shows it from microversion 2.4, built from rows (lists only render).
+"""
+
+import dataclasses
 
 from cyborg.db.queries import attributes as attribute_queries
 from cyborg.objects import base
 from cyborg.objects import fields
+
+
+@dataclasses.dataclass
+class AttributeTree:
+    """An attribute's read-only row, its parent's uuid (None at the top
+    level) and the trees of the attributes nested directly under it, in
+    creation order."""
+
+    row: object
+    parent_uuid: object
+    children: list
+
+
+def _trees(rows, descendants, parent_uuid_of):
+    """The trees of ``rows``, their nested attributes taken from
+    ``descendants``; ``parent_uuid_of(row)`` is a top row's parent uuid."""
+    below = {}
+    for row in descendants:
+        below.setdefault(row.parent_attribute_id, []).append(row)
+
+    def tree(row, parent_uuid):
+        return AttributeTree(row=row, parent_uuid=parent_uuid,
+                             children=[tree(child, row.uuid)
+                                       for child in below.get(row.id, ())])
+
+    return [tree(row, parent_uuid_of(row)) for row in rows]
 
 
 @base.CyborgObjectRegistry.register
@@ -25,3 +59,45 @@ class Attribute(base.TableObject):
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }
+
+    @classmethod
+    def list_trees(cls, context, filters=None, limit=None, marker=None,
+                   sort_key=None, sort_dir=None):
+        """One page of the top-level attributes matching ``filters``, each
+        an ``AttributeTree`` with everything nested under it.
+
+        Paging, filters and sorting as ``list``, on top-level attributes
+        only. Two SQL queries (one more for a marker), whatever the page
+        size and nesting.
+
+        :raises: cyborg.exception.InvalidParameterValue on an unknown
+            filter, sort key or marker
+        """
+        page, descendants = attribute_queries.list_top_level_with_descendants(
+            context, filters=filters, limit=limit, marker=marker,
+            sort_key=sort_key or 'id', sort_dir=sort_dir or 'asc')
+        return _trees(page, descendants, lambda row: None)
+
+    @classmethod
+    def get_tree(cls, context, uuid):
+        """The ``AttributeTree`` of the attribute with ``uuid`` (nested or
+        not). Two SQL queries.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        row, descendants = attribute_queries.get_with_descendants(context,
+                                                                  uuid)
+        return _trees([row], descendants,
+                      lambda row: row.parent_attribute_uuid)[0]
+
+    @classmethod
+    def trees_of_deployable(cls, context, deployable_uuid, key=None):
+        """The ``AttributeTree`` of each top-level attribute of the
+        deployable with ``deployable_uuid`` (those with ``key`` only, if
+        given), in creation order. Two SQL queries.
+
+        :raises: cyborg.exception.ResourceNotFound for an unknown deployable
+        """
+        rows, descendants = attribute_queries.of_deployable_with_descendants(
+            context, deployable_uuid, key=key)
+        return _trees(rows, descendants, lambda row: None)

@@ -1,5 +1,6 @@
 """Deployable: an assignable part of a device, with its attributes."""
 
+from cyborg import exception
 from cyborg.db.queries import deployable_filters
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.objects import base
@@ -57,7 +58,8 @@ class Deployable(base.TableObject):
 
     @classmethod
     def list_rows(cls, context, filters=None, attributes=None, limit=None,
-                  marker=None, sort_key=None, sort_dir=None):
+                  marker=None, sort_key=None, sort_dir=None, programmed=None,
+                  tree_uuids=False, nested_attributes=False):
         """One page of deployables as ``(row, attributes_list)`` pairs.
 
         For lists that only render (GET /v2/deployables): each row is a
@@ -65,8 +67,12 @@ class Deployable(base.TableObject):
         ``attributes_list`` what the object's field would hold. Besides the
         deployable's columns, ``filters`` may name its device's
         ``hostname``, ``vendor`` and ``type``; ``attributes`` are (key,
-        value) pairs every deployable must have. Two SQL queries, whatever
-        the page size.
+        value) pairs every deployable must have; ``programmed`` True or
+        False keeps those with or without a bitstream loaded. With
+        ``tree_uuids`` each row also has ``parent_uuid`` and ``root_uuid``;
+        with ``nested_attributes`` nested attributes come under their
+        parent in ``attributes_list`` (both microversion 2.4). Two SQL
+        queries, whatever the page size.
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker
@@ -74,4 +80,21 @@ class Deployable(base.TableObject):
         return deployable_filters.list_rows(
             context, filters=filters, attributes=attributes, limit=limit,
             marker=marker, sort_key=sort_key or 'id',
-            sort_dir=sort_dir or 'asc')
+            sort_dir=sort_dir or 'asc', programmed=programmed,
+            tree_uuids=tree_uuids, nested_attributes=nested_attributes)
+
+    @classmethod
+    def get_row(cls, context, uuid, tree_uuids=False,
+                nested_attributes=False):
+        """The deployable with ``uuid`` as the ``(row, attributes_list)``
+        pair ``list_rows`` would give it. Two SQL queries.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        found = deployable_filters.list_rows(
+            context, filters={'uuid': uuid}, limit=1, tree_uuids=tree_uuids,
+            nested_attributes=nested_attributes)
+        if not found:
+            raise exception.ResourceNotFound(resource='Deployable',
+                                             key='uuid', value=uuid)
+        return found[0]

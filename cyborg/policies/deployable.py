@@ -7,6 +7,8 @@ from cyborg.policies import base
 LIST = 'cyborg:deployable:get_all'
 SHOW = 'cyborg:deployable:get_one'
 PROGRAM = 'cyborg:deployable:program'
+LIST_ATTRIBUTES = 'cyborg:deployable:get_attributes'
+SHOW_ATTRIBUTE = 'cyborg:deployable:get_attribute'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -29,6 +31,26 @@ rules = [
                      'method': 'PATCH'}],
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(PROGRAM, base.LEGACY_ADMIN)),
+    # The attributes of a deployable are part of what showing it gives
+    # (its attributes_list): the same readers, no wider.
+    policy.DocumentedRuleDefault(
+        name=LIST_ATTRIBUTES, check_str=base.MANAGER_OR_ADMIN,
+        description='List the attributes of one deployable, each with the '
+                    'attributes nested under it (microversion 2.4).',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/attributes',
+                     'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(LIST_ATTRIBUTES, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=SHOW_ATTRIBUTE, check_str=base.MANAGER_OR_ADMIN,
+        description='Show the attributes with one key of one deployable, '
+                    'each with the attributes nested under it '
+                    '(microversion 2.4).',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/attributes/'
+                             '{key}',
+                     'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(SHOW_ATTRIBUTE, base.LEGACY_ADMIN)),
 ]
 
 

@@ -33,6 +33,15 @@ class UnsupportedMediaType(exception.Invalid):
     code = 415
 
 
+# The media types WebOb parses into request arguments.
+_FORM_TYPES = ('application/x-www-form-urlencoded', 'multipart/form-data')
+
+
+def is_form(request):
+    """Whether ``request`` says it carries an HTML form (any method)."""
+    return request.content_type.lower() in _FORM_TYPES
+
+
 def _invalid(message):
     return exception.InvalidParameterValue(err=message)
 

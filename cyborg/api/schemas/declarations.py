@@ -19,6 +19,7 @@ ECMA-262 read alike (classes, escapes, groups, counts). A rule JSON Schema
 cannot state (a length in bytes) is an ``x-`` extension of the schema.
 """
 
+import decimal
 import json
 import re
 
@@ -140,6 +141,10 @@ class Integer(Declaration):
                    '{value}',
     }
     DIGITS = '[ \\t\\n\\r]*[0-9]+[ \\t\\n\\r]*'
+    # A JSON number's text (leading zeros allowed, as in 007).
+    NUMBER_TEXT = '-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+    # More digits than any column's integer has (2 ** 63 has 19).
+    MAX_DIGITS = 30
 
     def __init__(self, minimum=None, maximum=None, column=None, text=False,
                  strings=False, **kwargs):
@@ -160,14 +165,12 @@ class Integer(Declaration):
     def parse(self, name, value, **context):
         number = value
         if self.text:
-            # Decimal ASCII digits only, as the schema says (int() would
-            # also take '+5', ' 5', '5_0' and other scripts' digits).
-            if not isinstance(value, str) or \
-                    not re.fullmatch('-?[0-9]+', value):
-                raise self.error('type', name, value, **context)
-            number = int(value)
+            number = self._from_text(name, value, **context)
         elif self.strings and isinstance(value, str) and \
                 re.fullmatch(self.DIGITS, value):
+            number = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            # JSON Schema's integer: a number without a fraction (5.0, 5e0).
             number = int(value)
         if isinstance(number, bool) or not isinstance(number, int):
             raise self.error('type', name, value, **context)
@@ -176,6 +179,27 @@ class Integer(Declaration):
         if self.maximum is not None and number > self.maximum:
             raise self.error('maximum', name, value, **context)
         return number
+
+    def _from_text(self, name, value, **context):
+        """The integer a URL's text writes as a JSON number: ``5``, or one
+        without a fraction (``5.0``, ``5e0``), as the schema's integer is.
+
+        ASCII only (int() would also take '+5', ' 5', '5_0' and other
+        scripts' digits).
+        """
+        if not isinstance(value, str) or \
+                not re.fullmatch(self.NUMBER_TEXT, value):
+            raise self.error('type', name, value, **context)
+        if re.fullmatch('-?[0-9]+', value):
+            return int(value)
+        number = decimal.Decimal(value)
+        if number.adjusted() > self.MAX_DIGITS:
+            # Past any column's range; int() of 1e999999999 would not end.
+            raise self.error('maximum' if number > 0 else 'minimum', name,
+                             value, **context)
+        if number != number.to_integral_value():
+            raise self.error('type', name, value, **context)
+        return int(number)
 
     def filter_pattern(self):
         """The pattern of this value's text in a ``filters`` pair."""

@@ -2,7 +2,11 @@
 
 Besides the deployable's own columns, a list may be filtered on its
 device's ``hostname``, ``vendor`` and ``type``, and on attributes with
-``attribute=<key>:<value>`` (repeatable; every pair must match).
+``attribute=<key>:<value>`` (repeatable; every pair must match). From
+microversion 2.4 ``programmed=false`` keeps the deployables with no
+bitstream loaded (``bitstream_id`` null; seed 000's "FPGAs with no
+bitstream loaded") and ``programmed=true`` the others; below 2.4 the
+parameter is unknown (400), as it was.
 
 ``PATCH /v2/deployables/{uuid}/program`` takes upstream's JSON patch,
 ``[{"path": "/program", "op": "replace", "value": [{"image_uuid": "<id>"}]}]``
@@ -12,9 +16,11 @@ device's ``hostname``, ``vendor`` and ``type``, and on attributes with
 from oslo_utils import uuidutils
 
 from cyborg import exception
+from cyborg.api import microversions
 from cyborg.api.schemas import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
+from cyborg.api.schemas import resources
 
 KEY_LENGTH = columns.of('Attribute', 'key').max_length
 
@@ -30,50 +36,75 @@ def _integer(field):
     return listing.integer_value(columns.of('Deployable', field))
 
 
+_FILTERS = {
+    'name': listing.string_value,
+    'parent_id': _integer('parent_id'),
+    'root_id': _integer('root_id'),
+    'device_id': _integer('device_id'),
+    'driver_name': listing.string_value,
+    'rp_uuid': listing.uuid_value,
+    'bitstream_id': listing.string_value,
+    'hostname': listing.string_value,
+    'vendor': listing.string_value,
+    # Any type: one outside DeviceType.ALL lists nothing, as for devices.
+    'type': listing.string_value,
+}
+_SORT_KEYS = ('uuid', 'name', 'parent_id', 'root_id', 'device_id',
+              'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
+              'hostname', 'created_at', 'updated_at')
+_DESCRIPTIONS = {
+    'parent_id': 'Only the deployables directly under this one (its '
+                 'integer id).',
+    'root_id': 'Only the deployables of the tree under this root (its '
+               'integer id).',
+    'device_id': 'Only the deployables of this device (its integer id).',
+    'hostname': 'Only the deployables of this host\'s devices.',
+    'vendor': 'Only the deployables of this vendor\'s devices.',
+    'type': 'Only the deployables of devices of this type.',
+    'attribute': 'Only the deployables with this attribute, given as '
+                 '``<key>:<value>``; repeatable (every pair must '
+                 'match).',
+    'programmed': 'From microversion 2.4: ``false``, only the deployables '
+                  'with no bitstream loaded (``bitstream_id`` null); '
+                  '``true``, only those with one. Below 2.4 an unknown '
+                  'parameter (400).',
+}
+PROGRAMMED_VALUES = {'true': True, 'false': False}
+PROGRAMMED = declarations.Enum(
+    tuple(PROGRAMMED_VALUES),
+    messages={'choice': '{name} must be true or false, not {value!r}'},
+    extensions={resources.MICROVERSION: '2.4'})
+
+# The newest query, which the route table documents; each older one is
+# the same without the parameters added since.
 LISTING = listing.Listing(
-    filters={
-        'name': listing.string_value,
-        'parent_id': _integer('parent_id'),
-        'root_id': _integer('root_id'),
-        'device_id': _integer('device_id'),
-        'driver_name': listing.string_value,
-        'rp_uuid': listing.uuid_value,
-        'bitstream_id': listing.string_value,
-        'hostname': listing.string_value,
-        'vendor': listing.string_value,
-        # Any type: one outside DeviceType.ALL lists nothing, as for devices.
-        'type': listing.string_value,
-    },
-    sort_keys=('uuid', 'name', 'parent_id', 'root_id', 'device_id',
-               'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
-               'hostname', 'created_at', 'updated_at'),
+    filters=_FILTERS, sort_keys=_SORT_KEYS,
+    extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR),
+           'programmed': PROGRAMMED},
+    descriptions=_DESCRIPTIONS)
+_LISTING_BEFORE_2_4 = listing.Listing(
+    filters=_FILTERS, sort_keys=_SORT_KEYS,
     extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR)},
-    descriptions={
-        'parent_id': 'Only the deployables directly under this one (its '
-                     'integer id).',
-        'root_id': 'Only the deployables of the tree under this root (its '
-                   'integer id).',
-        'device_id': 'Only the deployables of this device (its integer id).',
-        'hostname': 'Only the deployables of this host\'s devices.',
-        'vendor': 'Only the deployables of this vendor\'s devices.',
-        'type': 'Only the deployables of devices of this type.',
-        'attribute': 'Only the deployables with this attribute, given as '
-                     '``<key>:<value>``; repeatable (every pair must '
-                     'match).',
-    })
+    descriptions=_DESCRIPTIONS)
 
 
-def list_query(params, max_limit):
-    """The validated query of GET /v2/deployables.
+def list_query(params, max_limit, version):
+    """The validated query of GET /v2/deployables at microversion ``version``.
 
-    ``extra['attribute']`` holds the attribute (key, value) pairs.
+    ``extra['attribute']`` holds the attribute (key, value) pairs,
+    ``extra['programmed']`` True or False (2.4).
 
     :raises: exception.InvalidParameterValue (400)
     """
-    query = LISTING.parse(params, max_limit)
+    query_listing = LISTING if microversions.supports_programmed_filter(
+        version) else _LISTING_BEFORE_2_4
+    query = query_listing.parse(params, max_limit)
     if 'attribute' in query.extra:
         query.extra['attribute'] = [tuple(pair.split(':', 1))
                                     for pair in query.extra['attribute']]
+    if 'programmed' in query.extra:
+        query.extra['programmed'] = PROGRAMMED_VALUES[
+            query.extra['programmed']]
     return query
 
 

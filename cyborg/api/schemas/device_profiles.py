@@ -63,9 +63,10 @@ LISTING = listing.Listing(
     sort_keys=('uuid', 'name', 'created_at', 'updated_at'),
     descriptions={'name': 'Only the profiles of these names: one name or '
                           'several, comma-separated (exact match).'})
-DELETE_QUERY = {DELETE_PARAMETER: Names(
+# Required on the collection: DELETE /v2/device_profiles/{x} is another route.
+DELETE_QUERY = listing.Parameters({DELETE_PARAMETER: Names(
     description='The profiles to delete: a uuid or a comma-separated list '
-                'of names, when the path names none.')}
+                'of names.')}, required=(DELETE_PARAMETER,))
 
 _REQUIRED_NAME = ('name (a string of 1 to {max_length} letters, digits, - '
                   'and _) is required in {where}')

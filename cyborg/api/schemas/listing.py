@@ -202,6 +202,15 @@ class Listing:
                                 self.descriptions)
 
 
+class Parameters(dict):
+    """The declarations of a query by parameter name, ``required`` ones
+    among them (the document marks them so)."""
+
+    def __init__(self, declarations, required=()):
+        super().__init__(declarations)
+        self.required = tuple(required)
+
+
 def query_parameters(parameters, descriptions=None, required=()):
     """OpenAPI query parameter objects of ``parameters`` (name to declaration)."""
     result = []

@@ -75,16 +75,25 @@ DEVICE = _object(dict({
 }, **_timestamps(_ISO)), 'A physical accelerator card on one host.')
 
 DEPLOYABLE = _object(dict({
+    'id': field('integer', 'Its own integer id, which ``parent_id`` and '
+                           '``root_id`` of others name.', version='2.4'),
     'uuid': UUID,
     'parent_id': field('integer', 'The integer id of the deployable above.',
                        nullable=True),
+    'parent_uuid': field('string', 'The uuid of the deployable above.',
+                         nullable=True, format='uuid', version='2.4'),
     'root_id': field('integer', 'The integer id of the tree\'s root.',
                      nullable=True),
+    'root_uuid': field('string', 'The uuid of the tree\'s root.',
+                       nullable=True, format='uuid', version='2.4'),
     'name': field('string'),
     'num_accelerators': field('integer', minimum=0),
     'device_id': field('integer', 'The integer id of the device.'),
     'attributes_list': field('string', 'JSON text: a list of one-key '
-                                       'objects, ``[{"<key>": "<value>"}]``.'),
+                                       'objects, ``[{"<key>": "<value>"}]``; '
+                                       'from 2.4 an attribute with nested '
+                                       'attributes has the object of theirs '
+                                       'as its value.'),
     'rp_uuid': field('string', 'Its resource provider in Placement.',
                      nullable=True),
     'driver_name': field('string', nullable=True),
@@ -99,6 +108,14 @@ ATTRIBUTE = _object(dict({
     'key': field('string', '``rc`` (resource class), ``trait<N>`` (trait '
                            'names) or any other fact.'),
     'value': field('string', nullable=True),
+    'parent_attribute_uuid': field('string', 'The attribute it is nested '
+                                             'under; null at the top level.',
+                                   nullable=True, format='uuid',
+                                   version='2.4'),
+    'children': field('array', 'The attributes nested directly under it, '
+                               'shown the same way, in creation order.',
+                      items={'$ref': '#/components/schemas/Attribute'},
+                      version='2.4'),
     'links': _links(),
 }, **_timestamps(_ISO)), 'A key and value of a deployable.')
 

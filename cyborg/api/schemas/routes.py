@@ -17,6 +17,7 @@ from cyborg.api.schemas import attributes
 from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
+from cyborg.api.schemas import paths
 from cyborg.policies import arq as arq_policies
 from cyborg.policies import attribute as attribute_policies
 from cyborg.policies import deployable as deployable_policies
@@ -39,6 +40,8 @@ class Route:
     schema (or None: no body); ``errors`` are the other statuses it may
     give. ``policies`` are the rules it enforces (one of them, for
     several); empty for a public route, which needs no token either.
+    ``parameters`` declares path parameters other than those of
+    ``paths.DEFAULTS``.
     """
 
     method: str
@@ -52,6 +55,7 @@ class Route:
     errors: tuple = ()
     service_token: bool = False
     description: str = ''
+    parameters: dict = dataclasses.field(default_factory=dict)
 
     @property
     def is_public(self):
@@ -116,15 +120,36 @@ ROUTES = (
            query=deployables.LISTING),
     _route('GET', _DEPLOYABLE, 'showDeployable', 'Show a deployable',
            [deployable_policies.SHOW], {200: 'Deployable'}, errors=(404,)),
+    _route('GET', _DEPLOYABLE + '/attributes', 'listDeployableAttributes',
+           'List the attributes of a deployable (from 2.4)',
+           [deployable_policies.LIST_ATTRIBUTES], {200: 'AttributeList'},
+           errors=(404,),
+           description='From microversion 2.4 (below it an unknown path, '
+                       '404): the deployable\'s top-level attributes in '
+                       'creation order, each with the attributes nested '
+                       'under it in ``children``; no pages.'),
+    _route('GET', _DEPLOYABLE + '/attributes/{key}',
+           'showDeployableAttribute',
+           'Show the attributes with one key of a deployable (from 2.4)',
+           [deployable_policies.SHOW_ATTRIBUTE], {200: 'AttributeList'},
+           errors=(404,),
+           description='From microversion 2.4 (below it an unknown path, '
+                       '404): the deployable\'s top-level attributes with '
+                       'the key ``{key}`` (usually one), each with the '
+                       'attributes nested under it in ``children``. 404 '
+                       'names the deployable and key when it has none.'),
     _route('PATCH', _DEPLOYABLE + '/program', 'programDeployable',
            'Program a Glance bitstream into a deployable',
            [deployable_policies.PROGRAM], {200: 'Deployable'},
-           errors=(404, 409, 502, 504), body=deployables.PROGRAM_BODY),
+           errors=(404, 409, 502, 504), body=deployables.PROGRAM_BODY,
+           parameters={'uuid': paths.PROGRAM_UUID}),
     _route('PATCH', _DEPLOYABLE + '/program/{same_uuid}',
            'programDeployableTwice',
            'Program a deployable (recent openstacksdk\'s URL)',
            [deployable_policies.PROGRAM], {200: 'Deployable'},
            errors=(404, 409, 502, 504), body=deployables.PROGRAM_BODY,
+           parameters={'uuid': paths.PROGRAM_UUID,
+                       'same_uuid': paths.PROGRAM_UUID},
            description='The same as .../program; the two uuids must be '
                        'the same.'),
     # Attributes.
@@ -186,6 +211,7 @@ ROUTES = (
            service_token=True, body=arq_patch.ITEM_BODY),
     _route('DELETE', _ARQ, 'deleteARQ', 'Delete an ARQ',
            [arq_policies.DELETE], {204: None}, errors=(400, 404),
+           parameters={'uuid': arqs.ARQ_UUIDS},
            description='A Bound ARQ needs a service token.'),
 )
 
@@ -202,6 +228,27 @@ for _route_entry in ROUTES:
         _TEMPLATES[_route_entry.path].add('HEAD')
 _PATTERNS = [(_template_pattern(path), methods)
              for path, methods in _TEMPLATES.items()]
+
+
+def _matcher(path):
+    """A pattern of the template ``path`` capturing each parameter."""
+    parts = re.split('{([a-z_]+)}', path)
+    return re.compile(''.join(
+        '(?P<%s>[^/]+)' % part if index % 2 else re.escape(part)
+        for index, part in enumerate(parts)))
+
+
+_MATCHERS = [(route, _matcher(route.path)) for route in ROUTES]
+
+
+def match(method, path):
+    """``(route, {parameter: value})`` of the request ``method path``, or
+    None when the table declares no such operation."""
+    for route, pattern in _MATCHERS:
+        found = pattern.fullmatch(path)
+        if found is not None and route.method == method:
+            return route, found.groupdict()
+    return None
 
 
 def allowed_methods(path):

@@ -1,13 +1,22 @@
-"""Attributes as the API shows them (Cyborg API v2 field names)."""
+"""Attributes as the API shows them (Cyborg API v2 field names).
+
+From microversion 2.4 an attribute nested under another (seed 000's
+``parent_attribute_id``) is shown under its parent: each attribute has
+``parent_attribute_uuid`` and ``children``, the attributes nested directly
+under it, shown the same way; a list holds the top-level attributes only.
+Below 2.4 every attribute is shown flat, as upstream does.
+"""
 
 from cyborg.api import links
+from cyborg.api import microversions
 from cyborg.api.views import listing
+from cyborg.objects import attribute as attribute_objects
 
 RESOURCE = 'attributes'
 
 
 def one(attribute, base_url):
-    """The response dict of one attribute."""
+    """The response dict of one attribute, below microversion 2.4."""
     return {
         'uuid': attribute.uuid,
         'deployable_id': attribute.deployable_id,
@@ -24,3 +33,51 @@ def collection(attributes, query, params, base_url):
     return listing.collection(
         RESOURCE, [one(attribute, base_url) for attribute in attributes],
         query, params, base_url)
+
+
+def _tree_body(tree, make_links):
+    row = tree.row
+    return {
+        'uuid': row.uuid,
+        'deployable_id': row.deployable_id,
+        'key': row.key,
+        'value': row.value,
+        'parent_attribute_uuid': tree.parent_uuid,
+        'children': [_tree_body(child, make_links) for child in tree.children],
+        'created_at': listing.timestamp(row.created_at),
+        'updated_at': listing.timestamp(row.updated_at),
+        'links': make_links(row.uuid),
+    }
+
+
+def one_tree(tree, base_url):
+    """The response dict of one attribute from microversion 2.4: ``tree``
+    is a ``cyborg.objects.attribute.AttributeTree``."""
+    return _tree_body(tree, listing.link_maker(RESOURCE, base_url))
+
+
+def tree_collection(trees, query, params, base_url):
+    """``{"attributes": [...]}`` of top-level attribute trees (2.4), with a
+    ``next`` link when the page is full."""
+    make_links = listing.link_maker(RESOURCE, base_url)
+    return listing.collection(
+        RESOURCE, [_tree_body(tree, make_links) for tree in trees],
+        query, params, base_url)
+
+
+def created(attribute, version, base_url):
+    """The answer of POST /v2/attributes at ``version``: the new attribute
+    (an object), which the API creates at the top level with nothing
+    nested under it."""
+    if microversions.supports_nested_attributes(version):
+        return one_tree(attribute_objects.AttributeTree(
+            row=attribute, parent_uuid=None, children=[]), base_url)
+    return one(attribute, base_url)
+
+
+def of_deployable(trees, base_url):
+    """``{"attributes": [...]}``: the answer of
+    GET /v2/deployables/{uuid}/attributes[/{key}] (2.4), every attribute
+    at once (no pages)."""
+    make_links = listing.link_maker(RESOURCE, base_url)
+    return {RESOURCE: [_tree_body(tree, make_links) for tree in trees]}

@@ -1,7 +1,15 @@
-"""Queries of the attributes table: key/value facts about deployables."""
+"""Queries of the attributes table: key/value facts about deployables.
+
+An attribute may be nested under another (``parent_attribute_id``). The
+``*_with_descendants`` reads answer read-only rows: the attributes asked
+for, then every attribute nested under them at any depth, found by one
+recursive query, so a page costs the same statements however deep or wide
+its trees are.
+"""
 
 import sqlalchemy as sa
 
+from cyborg import exception
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import rows
@@ -9,6 +17,7 @@ from cyborg.db.queries import rows
 Attribute = models.Attribute
 COLUMNS = {name: getattr(Attribute, name)
            for name in Attribute.__table__.columns.keys()}
+_TABLE = Attribute.__table__
 
 
 @db_api.writer
@@ -33,6 +42,100 @@ def list_attributes(context, filters=None, limit=None, marker=None,
     query = rows.page(context, Attribute, sa.select(Attribute), COLUMNS, filters,
                       limit, marker, sort_key, sort_dir)
     return context.session.scalars(query).all()
+
+
+@db_api.reader
+def list_top_level_with_descendants(context, filters=None, limit=None,
+                                    marker=None, sort_key='id',
+                                    sort_dir='asc'):
+    """One page of the attributes nested under none matching ``filters``,
+    and every attribute nested under them.
+
+    Returns ``(page, descendants)``, lists of read-only rows of the
+    table's columns (``descendants`` in creation order). Two queries (one
+    more for a ``marker``), whatever the page size and nesting.
+
+    :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
+        sort key or marker (a nested attribute's uuid is not a marker)
+    """
+    query = rows.page(context, Attribute, sa.select(*_TABLE.columns),
+                      COLUMNS, dict(filters or {}, parent_attribute_id=None),
+                      limit, marker, sort_key, sort_dir)
+    page = context.session.execute(query).all()
+    return page, _descendants(context, [row.id for row in page])
+
+
+@db_api.reader
+def get_with_descendants(context, uuid):
+    """The attribute with ``uuid`` and every attribute nested under it.
+
+    Returns ``(row, descendants)``: ``row`` has the table's columns and
+    ``parent_attribute_uuid`` (None at the top level). Two queries.
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    parent = sa.orm.aliased(Attribute)
+    row = None
+    if rows.storable(uuid):
+        query = sa.select(
+            *_TABLE.columns, parent.uuid.label('parent_attribute_uuid'),
+        ).outerjoin(parent, parent.id == Attribute.parent_attribute_id,
+                    ).where(Attribute.uuid == uuid)
+        row = context.session.execute(query).first()
+    if row is None:
+        raise exception.ResourceNotFound(resource='Attribute', key='uuid',
+                                         value=uuid)
+    return row, _descendants(context, [row.id])
+
+
+@db_api.reader
+def of_deployable_with_descendants(context, deployable_uuid, key=None):
+    """The top-level attributes of a deployable (those with ``key`` only,
+    if given) in creation order, and every attribute nested under them.
+
+    Returns ``(attributes, descendants)`` as
+    ``list_top_level_with_descendants`` does. Two queries.
+
+    :raises: cyborg.exception.ResourceNotFound for an unknown deployable
+    """
+    deployable = models.Deployable
+    found = []
+    if rows.storable(deployable_uuid):
+        matching = [Attribute.deployable_id == deployable.id,
+                    Attribute.parent_attribute_id.is_(None)]
+        if key is not None:
+            # A key no backend can store names no attribute.
+            matching.append(Attribute.key == key if rows.storable(key)
+                            else sa.false())
+        # An outer join: one row with NULL attribute columns tells a
+        # deployable without such attributes from an unknown one (none).
+        query = sa.select(
+            deployable.id.label('known_deployable_id'), *_TABLE.columns,
+        ).select_from(deployable).outerjoin(
+            Attribute, sa.and_(*matching),
+        ).where(deployable.uuid == deployable_uuid).order_by(Attribute.id)
+        found = context.session.execute(query).all()
+    if not found:
+        raise exception.ResourceNotFound(resource='Deployable', key='uuid',
+                                         value=deployable_uuid)
+    attributes = [row for row in found if row.id is not None]
+    return attributes, _descendants(context, [row.id for row in attributes])
+
+
+def _descendants(context, parent_ids):
+    """Every attribute nested at any depth under ``parent_ids``, in
+    creation order: one recursive query (none for no ids)."""
+    if not parent_ids:
+        return []
+    tree = sa.select(*_TABLE.columns).where(
+        _TABLE.c.parent_attribute_id.in_(sorted(parent_ids))
+    ).cte('nested', recursive=True)
+    child = _TABLE.alias('child')
+    # UNION, not UNION ALL: a cycle (which no writer makes) cannot loop.
+    tree = tree.union(sa.select(*child.columns).where(
+        child.c.parent_attribute_id == tree.c.id))
+    query = sa.select(*tree.columns).order_by(tree.c.id)
+    return context.session.execute(query).all()
 
 
 @db_api.writer

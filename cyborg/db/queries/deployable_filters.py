@@ -3,8 +3,10 @@
 ``cyborg.db.queries.deployables`` filters on the deployable's own columns;
 here a list may also match (or sort on) the device's ``hostname``,
 ``vendor`` and ``type`` (a join, only then) and attribute key/value pairs
-(one EXISTS per pair). It returns plain rows for lists that only render,
-in two queries.
+(one EXISTS per pair), or on whether a bitstream is loaded. It returns
+plain rows for lists that only render, in two queries; a row may also
+carry the uuids of its parent and root (two outer joins of the same
+statement) and its attributes nested (microversion 2.4).
 """
 
 import sqlalchemy as sa
@@ -27,15 +29,21 @@ COLUMNS = dict(
 
 @db_api.reader
 def list_rows(context, filters=None, attributes=None, limit=None,
-              marker=None, sort_key='id', sort_dir='asc'):
+              marker=None, sort_key='id', sort_dir='asc', programmed=None,
+              tree_uuids=False, nested_attributes=False):
     """Deployables matching ``filters`` and every (key, value) of ``attributes``.
 
     ``filters`` may name the deployable's columns and the device's
-    ``hostname``, ``vendor`` and ``type``. Returns ``(row,
-    attributes_list)`` pairs of one page: each row a read-only Core row of
-    the deployable's columns, ``attributes_list`` its attributes as
-    ``[{key: value}, ...]`` in creation order. No ORM entity is loaded: the
-    lists only render.
+    ``hostname``, ``vendor`` and ``type``; ``programmed`` True keeps the
+    deployables with a ``bitstream_id``, False those without one. Returns
+    ``(row, attributes_list)`` pairs of one page: each row a read-only Core
+    row of the deployable's columns, ``attributes_list`` its attributes as
+    ``[{key: value}, ...]`` in creation order. With ``tree_uuids`` each
+    row also has ``parent_uuid`` and ``root_uuid`` (None on a root); with
+    ``nested_attributes`` a nested attribute is found under its parent,
+    whose value is then the object of its nested attributes
+    (``nested_attributes_list``).
+    No ORM entity is loaded: the lists only render.
     Two queries, whatever the page size.
 
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
@@ -55,6 +63,16 @@ def list_rows(context, filters=None, attributes=None, limit=None,
         query = query.where(sa.exists().where(
             Attribute.deployable_id == Deployable.id,
             Attribute.key == key, Attribute.value == value))
+    if programmed is not None:
+        query = query.where(Deployable.bitstream_id.is_not(None) if programmed
+                            else Deployable.bitstream_id.is_(None))
+    if tree_uuids:
+        parent = sa.orm.aliased(Deployable)
+        root = sa.orm.aliased(Deployable)
+        query = query.add_columns(
+            parent.uuid.label('parent_uuid'), root.uuid.label('root_uuid'),
+        ).outerjoin(parent, parent.id == Deployable.parent_id,
+                    ).outerjoin(root, root.id == Deployable.root_id)
     query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
                       marker, sort_key, sort_dir)
     deployables = context.session.execute(query).all()
@@ -64,11 +82,47 @@ def list_rows(context, filters=None, attributes=None, limit=None,
         # key too): ordering by id alone makes MariaDB walk the whole table
         # in primary key order instead of reading the page's range.
         query = sa.select(
-            Attribute.deployable_id, Attribute.key, Attribute.value
+            Attribute.deployable_id, Attribute.id,
+            Attribute.parent_attribute_id, Attribute.key, Attribute.value
         ).where(Attribute.deployable_id.in_(list(by_deployable))
                 ).order_by(Attribute.deployable_id, Attribute.id)
-        for deployable_id, key, value in context.session.execute(query):
-            by_deployable[deployable_id].append({key: value})
-    return [(deployable, by_deployable[deployable.id])
+        for attribute in context.session.execute(query):
+            by_deployable[attribute.deployable_id].append(attribute)
+    shape = nested_attributes_list if nested_attributes else \
+        _flat_attributes_list
+    return [(deployable, shape(by_deployable[deployable.id]))
             for deployable in deployables]
+
+
+def _flat_attributes_list(attributes):
+    return [{attribute.key: attribute.value} for attribute in attributes]
+
+
+def nested_attributes_list(attributes):
+    """``[{key: value}, ...]`` of the top-level ``attributes`` (rows with
+    ``id``, ``parent_attribute_id``, ``key`` and ``value``, in creation
+    order), where an attribute with nested attributes has as value the
+    object of theirs, ``{key: value}``, at any depth.
+
+    A nested attribute whose parent is not among ``attributes`` is shown at
+    the top level, not lost.
+    """
+    ids = {attribute.id for attribute in attributes}
+    children = {}
+    top = []
+    for attribute in attributes:
+        if attribute.parent_attribute_id in ids:
+            children.setdefault(attribute.parent_attribute_id, []).append(
+                attribute)
+        else:
+            top.append(attribute)
+
+    def value_of(attribute):
+        below = children.get(attribute.id)
+        if not below:
+            return attribute.value
+        return {child.key: value_of(child) for child in below}
+
+    # Each attribute has one parent, so no cycle is reachable from the top.
+    return [{attribute.key: value_of(attribute)} for attribute in top]
 

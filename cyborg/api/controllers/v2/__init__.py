@@ -15,6 +15,7 @@ from cyborg.api.controllers.v2 import attributes as attribute_controllers
 from cyborg.api.controllers.v2 import deployables as deployable_controllers
 from cyborg.api.controllers.v2 import device_profiles as device_profile_controllers
 from cyborg.api.controllers.v2 import devices as device_controllers
+from cyborg.api.schemas import paths
 from cyborg.api.schemas import routes
 
 
@@ -77,16 +78,22 @@ class _Collections:
 class V2Controller(_Collections):
     """The /v2 subtree: a method the route table does not declare for a
     path it declares is a 405 naming the allowed ones (not a 404, nor a
-    controller called without its arguments); the rest is routed as usual.
+    controller called without its arguments); a declared operation's path
+    parameters are checked (``schemas.paths``); the rest is routed as usual.
     """
 
     _collections = _Collections()
 
     @pecan.expose()
     def _route(self, args, request):
-        allowed = routes.allowed_methods('/v2/' + '/'.join(args))
+        path = '/v2/' + '/'.join(args)
+        allowed = routes.allowed_methods(path)
         if allowed is not None and request.method not in allowed:
             if allowed not in _NOT_ALLOWED:
                 _NOT_ALLOWED[allowed] = _method_not_allowed(allowed)
             return _NOT_ALLOWED[allowed], []
+        operation = routes.match(request.method, path)
+        if operation is not None:
+            # A malformed uuid or name never reaches the database: 404.
+            paths.check(*operation)
         return routing.lookup_controller(self._collections, args, request)

@@ -6,19 +6,30 @@ vendor and type, and on attribute pairs (``attribute=<key>:<value>``); see
 (also ``.../program/{uuid}``, as recent openstacksdk sends it) loads a
 Glance bitstream into the deployable: the conductor checks it, has the
 host's agent program it and answers once it is recorded.
+
+From microversion 2.4, ``GET /v2/deployables/{uuid}/attributes`` lists the
+deployable's attributes and ``.../attributes/{key}`` those with one key
+(seed 000), each with its nested attributes under it; below 2.4 both are
+unknown paths (404), as they were.
 """
 
 import pecan
 from pecan import rest
 
+from cyborg import exception
 from cyborg import objects
+from cyborg.api import microversions
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import deployables as deployable_schemas
+from cyborg.api.views import attributes as attribute_views
 from cyborg.api.views import deployables as deployable_views
 from cyborg.policies import deployable as deployable_policies
 
 
-def list_deployables(context, query):
+ATTRIBUTES = 'attributes'
+
+
+def list_deployables(context, query, version):
     """One page of ``query`` as ``(row, attributes_list)`` pairs (two SQL queries).
 
     Rows, not objects: the list only renders them (see
@@ -26,29 +37,71 @@ def list_deployables(context, query):
     """
     return objects.Deployable.list_rows(
         context, filters=query.filters,
-        attributes=query.extra.get('attribute'), **query.paging())
+        attributes=query.extra.get('attribute'),
+        programmed=query.extra.get('programmed'), **query.paging(),
+        **deployable_views.row_options(version))
+
+
+def attribute_trees(context, uuid, key):
+    """The attribute trees GET /v2/deployables/{uuid}/attributes[/{key}]
+    answers with (``key`` None for all of them).
+
+    :raises: exception.NotFound (404) for an unknown deployable, or a key
+        the deployable has no top-level attribute with
+    """
+    trees = objects.Attribute.trees_of_deployable(context, uuid, key=key)
+    if key is not None and not trees:
+        raise exception.NotFound(
+            'Deployable %s has no attribute with key %s.' % (uuid, key))
+    return trees
 
 
 class DeployablesController(rest.RestController):
-    """GET /v2/deployables, GET and PATCH .../program of /v2/deployables/{uuid}."""
+    """GET /v2/deployables, GET and PATCH .../program of /v2/deployables/{uuid},
+    GET .../attributes[/{key}] of /v2/deployables/{uuid} (2.4)."""
 
     @pecan.expose('json')
     def get_all(self, **params):
         """Deployables matching the filters, one page sorted as asked."""
         request = pecan.request
         request.context.can(deployable_policies.LIST)
-        query = deployable_schemas.list_query(params, request.max_limit)
-        deployables = list_deployables(request.context, query)
-        return deployable_views.collection(deployables, query, params,
-                                           request.base_url)
+        query = deployable_schemas.list_query(params, request.max_limit,
+                                              request.version)
+        deployables = list_deployables(request.context, query,
+                                       request.version)
+        return deployable_views.collection(deployables, request.version,
+                                           query, params, request.base_url)
 
     @pecan.expose('json')
-    def get_one(self, uuid):
-        """One deployable, not wrapped."""
+    def get_one(self, uuid, *remainder):
+        """One deployable, not wrapped; from 2.4 also its attributes
+        (``.../attributes``) or those with one key
+        (``.../attributes/{key}``)."""
         request = pecan.request
+        if remainder:
+            return self._attributes(request, uuid, remainder)
         request.context.can(deployable_policies.SHOW)
-        deployable = objects.Deployable.get_by_uuid(request.context, uuid)
-        return deployable_views.one(deployable, request.base_url)
+        deployable = objects.Deployable.get_row(
+            request.context, uuid, **deployable_views.row_options(
+                request.version))
+        return deployable_views.one_row(deployable, request.version,
+                                        request.base_url)
+
+    def _attributes(self, request, uuid, remainder):
+        """``{"attributes": [...]}`` of GET .../attributes[/{key}] (2.4)."""
+        remainder = list(remainder)
+        if remainder[:1] != [ATTRIBUTES] or len(remainder) > 2 or \
+                not microversions.supports_deployable_attribute_paths(
+                    request.version):
+            pecan.abort(404)
+        request.context.can(deployable_policies.LIST_ATTRIBUTES
+                            if len(remainder) == 1
+                            else deployable_policies.SHOW_ATTRIBUTE)
+        # Any text: a key no attribute can have (too long, a NUL) finds
+        # none, the 404 of an unknown key.
+        key = remainder[1] if len(remainder) == 2 else None
+        trees = attribute_trees(request.context, uuid, key)
+        return attribute_views.of_deployable(trees, request.base_url)
 
     @pecan.expose('json')
     def patch(self, uuid, *remainder):
@@ -67,4 +120,12 @@ class DeployablesController(rest.RestController):
         # little more, so that the conductor's own 504 comes first).
         deployable = request.conductor.program_deployable(
             request.context, deployable_uuid, image_id)
+        options = deployable_views.row_options(request.version)
+        if any(options.values()):
+            # What an object lacks (the tree's uuids, nested attributes)
+            # is read with the row of the deployable just recorded.
+            return deployable_views.one_row(
+                objects.Deployable.get_row(request.context, deployable.uuid,
+                                           **options),
+                request.version, request.base_url)
         return deployable_views.one(deployable, request.base_url)

@@ -108,6 +108,29 @@ class TestOpenStackSDK(clients.ClientsTestCase):
         self.assert_rows_match(reference[:1], [with_uuid(one)],
                                clients.DEPLOYABLE_FIELDS)
 
+    def test_sdk_at_2_4_reads_deployables_by_uuid_and_the_tree_walks(self):
+        # 2.4 adds a deployable's own integer id to its body: openstacksdk
+        # must still take the uuid as its id.
+        reference = self.http_list('deployables', version='2.4')
+        accelerator = self.sdk(microversion='2.4').accelerator
+        deployables = [with_uuid(deployable)
+                       for deployable in accelerator.deployables()]
+        self.assert_rows_match(reference, deployables,
+                               clients.DEPLOYABLE_FIELDS)
+        one = accelerator.get_deployable(reference[-1]['uuid'])
+        self.assertEqual(reference[-1]['uuid'], one.id)
+        # The ids are the database's, and parent_uuid/root_uuid name the
+        # rows parent_id/root_id do.
+        self.assertEqual(self.deployable_ids(),
+                         {row['uuid']: row['id'] for row in reference})
+        by_uuid = {row['uuid']: row for row in reference}
+        for row in reference:
+            for link in ('parent', 'root'):
+                linked = row['%s_uuid' % link]
+                self.assertEqual(row['%s_id' % link],
+                                 linked and by_uuid[linked]['id'])
+        self.assert_tree(reference)
+
     # -- Device profiles -----------------------------------------------
 
     def test_sdk_device_profile_create_list_get_delete(self):

@@ -250,7 +250,8 @@ class TestQueries(AgreementMixin, base.TestCase):
 
     def test_paging_and_filters(self):
         def parse(params):
-            return deployable_schemas.list_query(params, 1000)
+            return deployable_schemas.list_query(
+                params, 1000, microversion_parse.Version(2, 4))
         path = '/v2/deployables'
         self.assertParameterAgrees(path, parse, 'limit', [
             '1', '1000', '0', '1001', 'x', '', '-1', '+5', ' 5', '5_0'])
@@ -273,6 +274,8 @@ class TestQueries(AgreementMixin, base.TestCase):
             'name:x', 'name:x,parent_id:3', 'parent_id:x', 'colour:x',
             'name', 'name:', 'rp_uuid:' + U1, 'type:FPGA,vendor:0x8086',
             'parent_id:2147483648'])
+        self.assertParameterAgrees(path, parse, 'programmed', [
+            'true', 'false', 'True', 'no', '', '0'])
 
     def test_collection_specific_parameters(self):
         self.assertParameterAgrees(

@@ -1,9 +1,11 @@
 """Every row of GET /v2/deployables and /v2/devices equals its GET of one.
 
 The lists render database rows straight, the single GETs render objects;
-these tests hold the two to the same bytes per row, at microversions 2.0
-and 2.3, with NULL and non-NULL optional columns, through the real WSGI
-application (noauth) on SQLite, MariaDB and PostgreSQL.
+these tests hold the two to the same bytes per row, at microversions 2.0,
+2.3 and 2.4, with NULL and non-NULL optional columns, through the real WSGI
+application (noauth) on SQLite, MariaDB and PostgreSQL. A single deployable
+is rendered from its row too; the object a program request answers with
+renders the same bytes as that row.
 """
 
 import datetime
@@ -11,16 +13,20 @@ import datetime
 import webob
 from oslo_utils import uuidutils
 
+import microversion_parse
+
 from cyborg.api import app
 from cyborg import context as cyborg_context
+from cyborg import objects
 from cyborg import policies
 from cyborg.db.queries import attributes as attribute_queries
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
+from cyborg.api.views import deployables as deployable_views
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 
-VERSIONS = ('2.0', '2.3')
+VERSIONS = ('2.0', '2.3', '2.4')
 
 
 class TestListMatchesShow(base.TestCase):
@@ -109,10 +115,27 @@ class TestListMatchesShow(base.TestCase):
                 self._get('/v2/deployables/%s' % listed[0]['uuid'], version),
                 listed[0])
 
+    def test_a_deployable_object_renders_as_its_row(self):
+        version = microversion_parse.Version(2, 3)
+        listed = self._get('/v2/deployables', '2.3')['deployables']
+        for row in listed:
+            deployable = objects.Deployable.get_by_uuid(self.context,
+                                                        row['uuid'])
+            self.assertEqual(row, deployable_views.one(deployable, 'http://localhost'))
+            self.assertEqual(row, deployable_views.one_row(
+                objects.Deployable.get_row(
+                    self.context, row['uuid'],
+                    **deployable_views.row_options(version)),
+                version, 'http://localhost'))
+
+    def test_attributes(self):
+        for version in VERSIONS:
+            self._assert_rows_match('attributes', version, 3)
+
     def test_devices(self):
         for version in VERSIONS:
             listed = self._assert_rows_match('devices', version, 2)
-            self.assertEqual(version == '2.3', 'status' in listed[0])
+            self.assertEqual(version != '2.0', 'status' in listed[0])
             self.assertIn('+00:00', listed[0]['created_at'])
 
 

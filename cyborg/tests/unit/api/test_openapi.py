@@ -37,6 +37,10 @@ CHECKED_IN = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
     'source' / 'openapi.json'
 REGENERATE = 'python -m cyborg.api.openapi > api-ref/source/openapi.json'
 UUID = '2b0dfcab-6812-4d5b-afe5-5bbb13cc5375'
+VERSIONS = ('2.0', '2.1', '2.2', '2.3', '2.4')
+# The routes that exist from a microversion on (an unknown path below it).
+ROUTES_FROM = {'/v2/deployables/{uuid}/attributes': '2.4',
+               '/v2/deployables/{uuid}/attributes/{key}': '2.4'}
 METHODS = ('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE')
 
 
@@ -44,6 +48,11 @@ def concrete(path):
     """``path`` with a value in each of its placeholders."""
     return path.replace('{uuid_or_name}', UUID).replace(
         '{same_uuid}', UUID).replace('{uuid}', UUID)
+
+
+def as_tuple(version):
+    """``'2.10'`` as ``(2, 10)``, which compares as versions do."""
+    return tuple(int(part) for part in version.split('.'))
 
 
 def send(application, method, path, body=None, headers=None):
@@ -183,8 +192,10 @@ class TestRoutesEnforceTheirPolicies(base.TestCase):
     def test_each_protected_route_enforces_its_rules(self):
         for route in routes.ROUTES:
             body = [] if route.body is not None else None
+            # The newest microversion, where every route exists.
             response = send(self.application, route.method,
-                            concrete(route.path), body=body)
+                            concrete(route.path), body=body,
+                            headers={'OpenStack-API-Version': 'latest'})
             if route.is_public:
                 self.assertEqual(200, response.status_int, route.path)
                 continue
@@ -263,6 +274,11 @@ class TestAnswersMatchTheDocument(real_app.RealAppTestCase):
         super().setUp()
         context = cyborg_context.get_admin_context()
         self.tree = records.DeviceTree(context, handles=1)
+        # A nested attribute, so that 2.4's children are checked too.
+        board = records.make_attribute(context, self.tree.deployable,
+                                       key='board', value=None)
+        records.make_attribute(context, self.tree.deployable, key='shell',
+                               value='pac', parent_attribute_id=board.id)
         profile = records.make_device_profile(context)
         self.arq = records.make_arq(context, profile)
         self.profile = profile
@@ -286,12 +302,14 @@ class TestAnswersMatchTheDocument(real_app.RealAppTestCase):
                       'deployables': self.tree.deployable.uuid,
                       'attributes': self.tree.attribute.uuid,
                       'accelerator_requests': self.arq.uuid}
-        for version in ('2.0', '2.1', '2.2', '2.3'):
+        for version in VERSIONS:
             for route in routes.ROUTES:
-                if route.method != 'GET':
+                if route.method != 'GET' or as_tuple(ROUTES_FROM.get(
+                        route.path, version)) > as_tuple(version):
                     continue
                 path = route.path.replace(
-                    '{uuid_or_name}', values['{uuid_or_name}'])
+                    '{uuid_or_name}', values['{uuid_or_name}']).replace(
+                    '{key}', 'board')
                 if '{uuid}' in path:
                     path = path.replace('{uuid}',
                                         item_uuids[path.split('/')[2]])
@@ -303,7 +321,11 @@ class TestAnswersMatchTheDocument(real_app.RealAppTestCase):
     def test_fields_of_a_microversion_appear_from_it_on(self):
         for name, path in (('Device', '/v2/devices/' + self.tree.device.uuid),
                            ('ARQ', '/v2/accelerator_requests/'
-                            + self.arq.uuid)):
+                            + self.arq.uuid),
+                           ('Deployable', '/v2/deployables/'
+                            + self.tree.deployable.uuid),
+                           ('Attribute', '/v2/attributes/'
+                            + self.tree.attribute.uuid)):
             versioned = {field: schema[openapi.resources.MICROVERSION]
                          for field, schema in self.components[name][
                              'properties'].items()
@@ -318,3 +340,14 @@ class TestAnswersMatchTheDocument(real_app.RealAppTestCase):
                 self.assertIn(field, send(
                     self.application, 'GET', path, headers={
                         'OpenStack-API-Version': first}).json_body)
+
+    def test_routes_of_a_microversion_are_unknown_below_it(self):
+        for path, first in ROUTES_FROM.items():
+            path = path.replace('{uuid}', self.tree.deployable.uuid).replace(
+                '{key}', 'rc')
+            major, minor = first.split('.')
+            before = '%s.%d' % (major, int(minor) - 1)
+            self.assertEqual(404, send(self.application, 'GET', path, headers={
+                'OpenStack-API-Version': before}).status_int, path)
+            self.assertEqual(200, send(self.application, 'GET', path, headers={
+                'OpenStack-API-Version': first}).status_int, path)

@@ -25,9 +25,12 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         super().setUp()
         self.context = cyborg_context.RequestContext()
         self.added = 0
+        self.first_deployable = None
 
     def _add_devices(self, count):
-        """Devices on two hosts, each with a deployable holding two attributes."""
+        """Devices on two hosts, each with a deployable holding two
+        attributes, the second with two nested under it (one below the
+        other)."""
         for _ in range(count):
             self.added += 1
             device = device_queries.create(self.context, {
@@ -38,27 +41,33 @@ class TestListQueryCounts(real_app.RealAppTestCase):
                 'uuid': uuidutils.generate_uuid(), 'name': 'fpga%d' % self.added,
                 'num_accelerators': 1, 'device_id': device.id,
                 'rp_uuid': uuidutils.generate_uuid()})
-            for key, value in (('rc', 'FPGA'), ('trait1', 'CUSTOM_FAKE')):
-                attribute_queries.create(self.context, {
+            parent_id = None
+            for key, value in (('rc', 'FPGA'), ('trait1', 'CUSTOM_FAKE'),
+                               ('board', None), ('shell', 'pac')):
+                attribute = attribute_queries.create(self.context, {
                     'uuid': uuidutils.generate_uuid(),
                     'deployable_id': deployable.id, 'key': key,
-                    'value': value})
+                    'value': value, 'parent_attribute_id': parent_id})
+                if key != 'rc':
+                    parent_id = attribute.id
+            if self.first_deployable is None:
+                self.first_deployable = deployable.uuid
 
-    def _statements_for(self, path):
+    def _statements_for(self, path, version='2.3'):
         """(number of SQL statements, response body) of GET ``path``."""
         self.statements = []
         response = webob.Request.blank(path, headers={
-            'OpenStack-API-Version': 'accelerator 2.3'}).get_response(
+            'OpenStack-API-Version': 'accelerator ' + version}).get_response(
                 self.application)
         self.assertEqual(200, response.status_int, response.text)
         return len(self.statements), response.json_body
 
-    def _assert_constant(self, path, key, rows_per_device):
+    def _assert_constant(self, path, key, rows_per_device, version='2.3'):
         self._add_devices(SMALL)
-        small_count, small_body = self._statements_for(path)
+        small_count, small_body = self._statements_for(path, version)
         self.assertEqual(SMALL * rows_per_device, len(small_body[key]))
         self._add_devices(LARGE - SMALL)
-        large_count, large_body = self._statements_for(path)
+        large_count, large_body = self._statements_for(path, version)
         self.assertEqual(LARGE * rows_per_device, len(large_body[key]))
         self.assertEqual(small_count, large_count,
                          'GET %s: %d statements for %d rows, %d for %d'
@@ -96,8 +105,36 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         self.assertEqual(small_count, large_count)
 
     def test_attributes_list(self):
-        count = self._assert_constant('/v2/attributes', 'attributes', 2)
+        count = self._assert_constant('/v2/attributes', 'attributes', 4)
         self.assertLessEqual(count, 1)
+
+    def test_deployables_list_at_2_4(self):
+        count = self._assert_constant('/v2/deployables?programmed=false',
+                                      'deployables', 1, version='2.4')
+        # One page of deployables (their parents' and roots' uuids
+        # joined) and one of all their attributes, nested or not.
+        self.assertLessEqual(count, 2)
+
+    def test_attributes_list_at_2_4(self):
+        count = self._assert_constant('/v2/attributes', 'attributes', 2,
+                                      version='2.4')
+        # One page of top-level attributes and one recursive query of
+        # everything nested under them.
+        self.assertLessEqual(count, 2)
+
+    def test_attributes_of_a_deployable(self):
+        self._add_devices(SMALL)
+        path = '/v2/deployables/%s/attributes' % self.first_deployable
+        small_count, small_body = self._statements_for(path, '2.4')
+        self._add_devices(LARGE - SMALL)
+        large_count, large_body = self._statements_for(path, '2.4')
+        self.assertEqual(small_body, large_body)
+        self.assertEqual(['rc', 'trait1'], [attribute['key'] for attribute
+                                            in large_body['attributes']])
+        self.assertEqual('shell', large_body['attributes'][1]['children'][0][
+            'children'][0]['key'])
+        self.assertEqual(small_count, large_count)
+        self.assertLessEqual(large_count, 2)
 
 
 class TestListQueryCountsMySQL(TestListQueryCounts):

@@ -106,3 +106,66 @@ class DeployableTest(base.TestCase):
         self.assertRaises(exception.ResourceNotFound,
                           objects.Deployable.get_by_uuid, self.context,
                           child.uuid)
+
+    def test_rows_of_a_tree_name_their_parent_and_root(self):
+        root = records.make_deployable(self.context, self.device)
+        region = records.make_deployable(self.context, self.device,
+                                         parent_id=root.id, root_id=root.id)
+        vf = records.make_deployable(self.context, self.device,
+                                     parent_id=region.id, root_id=root.id)
+
+        rows = {row.uuid: row for row, _ in objects.Deployable.list_rows(
+            self.context, tree_uuids=True)}
+        plain, _ = objects.Deployable.list_rows(self.context)[0]
+
+        self.assertEqual((None, None), (rows[root.uuid].parent_uuid,
+                                        rows[root.uuid].root_uuid))
+        self.assertEqual((root.uuid, root.uuid),
+                         (rows[region.uuid].parent_uuid,
+                          rows[region.uuid].root_uuid))
+        self.assertEqual((region.uuid, root.uuid),
+                         (rows[vf.uuid].parent_uuid, rows[vf.uuid].root_uuid))
+        self.assertFalse(hasattr(plain, 'parent_uuid'))
+
+    def test_programmed_keeps_deployables_with_or_without_a_bitstream(self):
+        loaded = records.make_deployable(
+            self.context, self.device,
+            bitstream_id='c1ba3b77-bd0c-4d67-a1c7-0d3a4e1f6d8e')
+        empty = records.make_deployable(self.context, self.device)
+
+        def names(programmed):
+            return [row.uuid for row, _ in objects.Deployable.list_rows(
+                self.context, programmed=programmed)]
+
+        self.assertEqual([loaded.uuid], names(True))
+        self.assertEqual([empty.uuid], names(False))
+        self.assertEqual([loaded.uuid, empty.uuid], names(None))
+
+    def test_nested_attributes_come_under_their_parent(self):
+        deployable = records.make_deployable(self.context, self.device)
+        records.make_attribute(self.context, deployable, 'rc', 'FPGA')
+        board = records.make_attribute(self.context, deployable, 'board',
+                                       None)
+        records.make_attribute(self.context, deployable, 'shell', 'pac',
+                               parent_attribute_id=board.id)
+        records.make_attribute(self.context, deployable, 'empty', None)
+
+        _, nested = objects.Deployable.get_row(
+            self.context, deployable.uuid, nested_attributes=True)
+        _, flat = objects.Deployable.get_row(self.context, deployable.uuid)
+
+        self.assertEqual([{'rc': 'FPGA'}, {'board': {'shell': 'pac'}},
+                          {'empty': None}], nested)
+        self.assertEqual([{'rc': 'FPGA'}, {'board': None}, {'shell': 'pac'},
+                          {'empty': None}], flat)
+        self.assertEqual(
+            flat, objects.Deployable.get_by_uuid(
+                self.context, deployable.uuid).attributes_list)
+
+    def test_get_row_of_an_unknown_deployable_is_not_found(self):
+        error = self.assertRaises(
+            exception.ResourceNotFound, objects.Deployable.get_row,
+            self.context, '8a4e2a3e-4c2b-4a62-9f3c-1c0b8c2d9e01')
+        self.assertEqual('Deployable not found with '
+                         'uuid=8a4e2a3e-4c2b-4a62-9f3c-1c0b8c2d9e01',
+                         str(error))

@@ -86,3 +86,105 @@ class ListStatementCountTest(base.TestCase):
             self.assertEqual(with_one[name][1:], (plain, paged), name)
             # One query, one more for deployables' attributes and the marker.
             self.assertLessEqual(plain, 2, name)
+
+
+class TreeStatementCountTest(base.TestCase):
+    """Microversion 2.4's reads of nested attributes and deployable trees
+    cost the same statements for one tree or fifty, shallow or deep."""
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database())
+        self.context = cyborg_context.get_admin_context()
+        self.root = records.make_deployable(
+            self.context, records.make_device(self.context))
+        self.deployables = []
+
+    def _add_trees(self, count, depth):
+        """``count`` deployables under the root, each with ``rc`` and a
+        ``board`` attribute holding two chains ``depth`` levels deep."""
+        for _ in range(count):
+            deployable = records.make_deployable(
+                self.context, records.make_device(self.context),
+                parent_id=self.root.id, root_id=self.root.id)
+            records.make_attribute(self.context, deployable, 'rc', 'FPGA')
+            board = records.make_attribute(self.context, deployable, 'board',
+                                           None)
+            for chain in ('a', 'b'):
+                parent = board
+                for level in range(depth):
+                    parent = records.make_attribute(
+                        self.context, deployable, '%s%d' % (chain, level),
+                        'v', parent_attribute_id=parent.id)
+            self.deployables.append(deployable)
+
+    def _reads(self):
+        """{read: (rows read, statements)} of every 2.4 tree read."""
+        deployable = self.deployables[0]
+        # The first by key (a board), so that every page after it holds rows.
+        first_top = objects.Attribute.list_trees(self.context, limit=1,
+                                                 sort_key='key')[0]
+        reads = {
+            'Attribute.list_trees': lambda: objects.Attribute.list_trees(
+                self.context),
+            'Attribute.list_trees paged': lambda: objects.Attribute.list_trees(
+                self.context, marker=first_top.row.uuid, sort_key='key',
+                limit=1000),
+            'Attribute.get_tree': lambda: [objects.Attribute.get_tree(
+                self.context, first_top.row.uuid)],
+            'Attribute.trees_of_deployable':
+                lambda: objects.Attribute.trees_of_deployable(
+                    self.context, deployable.uuid),
+            'Attribute.trees_of_deployable key':
+                lambda: objects.Attribute.trees_of_deployable(
+                    self.context, deployable.uuid, key='board'),
+            'Deployable.list_rows tree': lambda: objects.Deployable.list_rows(
+                self.context, tree_uuids=True, nested_attributes=True,
+                programmed=False),
+            'Deployable.get_row tree': lambda: [objects.Deployable.get_row(
+                self.context, deployable.uuid, tree_uuids=True,
+                nested_attributes=True)],
+        }
+        counts = {}
+        for name, read in reads.items():
+            with counting_statements(self.database.engine) as statements:
+                found = read()
+            counts[name] = (len(found), len(statements))
+        return counts
+
+    def test_fifty_deep_trees_cost_the_statements_of_one_shallow_tree(self):
+        self._add_trees(1, depth=1)
+        with_one = self._reads()
+        self._add_trees(49, depth=4)
+        with_fifty = self._reads()
+
+        self.assertEqual(2 * 50, with_fifty['Attribute.list_trees'][0])
+        self.assertEqual(51, with_fifty['Deployable.list_rows tree'][0])
+        for name, (_, statements) in with_fifty.items():
+            self.assertEqual(with_one[name][1], statements, name)
+            # The rows asked for and everything nested under them; one
+            # more for a marker.
+            self.assertLessEqual(statements, 3 if 'paged' in name else 2,
+                                 name)
+
+    def test_every_nested_attribute_is_read(self):
+        self._add_trees(2, depth=3)
+        deployable = self.deployables[1]
+
+        trees = objects.Attribute.trees_of_deployable(self.context,
+                                                      deployable.uuid)
+        _, attributes_list = objects.Deployable.get_row(
+            self.context, deployable.uuid, nested_attributes=True)
+
+        self.assertEqual(['rc', 'board'], [tree.row.key for tree in trees])
+        chain = trees[1].children[0]
+        self.assertEqual(trees[1].row.uuid, chain.parent_uuid)
+        keys = []
+        while chain is not None:
+            keys.append(chain.row.key)
+            chain = chain.children[0] if chain.children else None
+        self.assertEqual(['a0', 'a1', 'a2'], keys)
+        self.assertEqual(
+            [{'rc': 'FPGA'},
+             {'board': {'a0': {'a1': {'a2': 'v'}}, 'b0': {'b1': {'b2': 'v'}}}}],
+            attributes_list)

@@ -40,6 +40,8 @@ EXPECTED_DEFAULTS = {
     'cyborg:deployable:get_all': base_policies.MANAGER_OR_ADMIN,
     'cyborg:deployable:get_one': base_policies.MANAGER_OR_ADMIN,
     'cyborg:deployable:program': 'role:admin',
+    'cyborg:deployable:get_attributes': base_policies.MANAGER_OR_ADMIN,
+    'cyborg:deployable:get_attribute': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:get_all': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:get_one': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:create': 'role:admin',
@@ -120,7 +122,8 @@ class TestRuleDefinitions(PolicyTestCase):
             device_profile.DELETE, arq.LIST, arq.SHOW, arq.CREATE, arq.UPDATE,
             arq.DELETE, device.LIST, device.SHOW, device.DISABLE,
             device.ENABLE, deployable.LIST, deployable.SHOW,
-            deployable.PROGRAM, attribute.LIST, attribute.SHOW,
+            deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
+            deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
             attribute.CREATE, attribute.DELETE}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
@@ -197,6 +200,21 @@ class TestAuthorize(PolicyTestCase):
         self.assertTrue(context.can(attribute.LIST))
         self.assertFalse(context.can(device.DISABLE, fatal=False))
         self.assertFalse(context.can(deployable.PROGRAM, fatal=False))
+
+    def test_deployable_attributes_are_read_as_the_deployable_is(self):
+        # 2.4's attributes of a deployable are part of what showing it
+        # gives: the same callers, no wider.
+        for rule in (deployable.LIST_ATTRIBUTES, deployable.SHOW_ATTRIBUTE):
+            self.assertTrue(make_context(['admin']).can(rule), rule)
+            self.assertTrue(make_context(['manager']).can(rule), rule)
+            self.assertFalse(make_context(['reader']).can(rule, fatal=False),
+                             rule)
+            self.assertFalse(make_context(['member']).can(rule, fatal=False),
+                             rule)
+            self.assertFalse(make_context(['service']).can(rule, fatal=False),
+                             rule)
+            self.assertFalse(make_context(['manager']).can(
+                rule, {'project_id': 'project-2'}, fatal=False), rule)
 
     def test_system_scoped_admin_is_refused(self):
         context = cyborg_context.RequestContext(
