@@ -213,9 +213,18 @@ class Integer(Declaration):
             schema['maximum'] = self.maximum
         if self.strings:
             return {'anyOf': [schema, {
-                'type': 'string', 'pattern': anchored(self.DIGITS),
+                'type': 'string', 'pattern': anchored(self._digits_text()),
                 'description': 'the same integer in decimal digits'}]}
         return schema
+
+    def _digits_text(self):
+        """The pattern of the digits ``strings`` takes: the range's, when
+        a pattern can state it."""
+        if self.minimum in (0, 1) and self.maximum is not None:
+            space = '[ \\t\\n\\r]*'
+            return '%s(?:%s)%s' % (space, digits_pattern(self.minimum,
+                                                         self.maximum), space)
+        return self.DIGITS
 
 
 class String(Declaration):

@@ -10,6 +10,7 @@ says; a required query parameter is marked so in the document.
 
 import json
 import logging
+import re
 
 import fixtures
 import webob
@@ -158,6 +159,26 @@ class TextIntegerTest(base.TestCase):
         for text in ('1e999999999', '-1e999999999', '1e3'):
             self.assertRaisesRegex(Exception, 'between 0 and 100',
                                    self.integer.parse, 'n', text)
+
+
+class DigitStringTest(base.TestCase):
+    """An integer also taken as a string of digits: the schema of the
+    string states the range too (a group id of 12 digits was valid for the
+    document, a 400 for the API)."""
+
+    def test_schema_and_check_agree_on_digit_strings(self):
+        integer = declarations.Integer(minimum=0, maximum=2 ** 31 - 1,
+                                       strings=True)
+        pattern = integer.schema()['anyOf'][1]['pattern']
+        for text in ('0', ' 7\n', '007', '2147483647', '2147483648',
+                     '122406156578', '\t 122406156578\r\n', '-1', '1 2'):
+            try:
+                integer.parse('n', text)
+                accepted = True
+            except Exception:
+                accepted = False
+            self.assertEqual(accepted, re.search(pattern, text) is not None,
+                             repr(text))
 
 
 class DocumentTest(base.TestCase):
