@@ -38,6 +38,42 @@ class Base(orm.DeclarativeBase):
     updated_at = orm.mapped_column(Timestamp, nullable=True, onupdate=_utcnow)
 
 
+# Every string column compares exactly on MariaDB and MySQL too, as on SQLite
+# and PostgreSQL: case and trailing spaces count, in filters and unique keys.
+# Their default collations ignore both, so each table is utf8mb4 with a
+# binary NO PAD collation (migration 007eb4efa142). Its name differs between
+# servers, so it is chosen when the tables are created: the first of these
+# the server has (MariaDB, then MySQL 8.0.17 and later).
+MYSQL_CHARSET = 'utf8mb4'
+MYSQL_BINARY_COLLATIONS = ('utf8mb4_nopad_bin', 'utf8mb4_0900_bin')
+
+
+def mysql_binary_collation(connection):
+    """The binary NO PAD utf8mb4 collation of a MariaDB or MySQL server.
+
+    :raises: RuntimeError when the server has none (MySQL before 8.0.17).
+    """
+    available = set(connection.execute(sa.text(
+        "SHOW COLLATION WHERE Charset = '%s'" % MYSQL_CHARSET)).scalars())
+    for collation in MYSQL_BINARY_COLLATIONS:
+        if collation in available:
+            return collation
+    raise RuntimeError('the database server has none of the collations %s'
+                       % ', '.join(MYSQL_BINARY_COLLATIONS))
+
+
+@sa.event.listens_for(Base.metadata, 'before_create')
+def _collate_exactly(metadata, connection, tables=(), **kw):
+    """Give the tables that create_all makes on MariaDB/MySQL the binary collation."""
+    dialect = connection.dialect.name
+    if dialect not in ('mysql', 'mariadb'):
+        return
+    collation = mysql_binary_collation(connection)
+    for table in tables:
+        table.dialect_options[dialect]['charset'] = MYSQL_CHARSET
+        table.dialect_options[dialect]['collate'] = collation
+
+
 # Shared column sizes.
 UUID_LEN = 36
 NAME_LEN = 255

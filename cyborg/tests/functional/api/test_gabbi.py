@@ -36,15 +36,7 @@ DATABASE_FREE = frozenset({'endpoint', 'errors', 'healthcheck',
 
 # Tests failing on one backend for a known bug not fixed yet, skipped there
 # with the reason: (backend, file, test name) -> reason.
-_MARIADB_COLLATION = (
-    'MariaDB: the default collation of the tables (utf8mb4_general_ci) '
-    'ignores case and trailing spaces in comparisons and unique keys; a '
-    'binary collation needs a migration')
-KNOWN_BACKEND_BUGS = {
-    ('mysql', 'strings', name): _MARIADB_COLLATION
-    for name in ('a filter in capitals does not match small letters',
-                 'a filter with a trailing space does not match',
-                 'a profile name differing in case only is another profile')}
+KNOWN_BACKEND_BUGS = {}
 
 
 class Mounted:
