@@ -57,6 +57,9 @@ class Names(declarations.Declaration):
 
 
 names_value = Names()
+# DELETE /v2/device_profiles/{uuid_or_name}: the same list in the path.
+PATH_NAMES = Names(description='One uuid or name, or several names, '
+                               'comma-separated.')
 
 LISTING = listing.Listing(
     filters={'name': names_value},

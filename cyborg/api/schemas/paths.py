@@ -24,8 +24,7 @@ PROGRAM_UUID = declarations.Uuid(
     messages={'type': 'Expected a UUID but received {value}.'})
 UUID_OR_NAME = declarations.String(
     min_length=1, storable=True,
-    description='A uuid, or (from microversion 2.2 for GET) a name; for '
-                'DELETE, several comma-separated.')
+    description='A uuid, or (from microversion 2.2) a name.')
 # Any other parameter: text a query can take.
 TEXT = declarations.String(min_length=1, storable=True)
 DEFAULTS = {'uuid': UUID, 'same_uuid': UUID, 'uuid_or_name': UUID_OR_NAME}

@@ -186,7 +186,8 @@ ROUTES = (
                                                                    409),
            description='The path holds one uuid or name, or a '
                        'comma-separated list of them; all or none are '
-                       'deleted.'),
+                       'deleted.',
+           parameters={'uuid_or_name': device_profiles.PATH_NAMES}),
     # Accelerator requests.
     _route('GET', '/v2/accelerator_requests', 'listARQs', 'List ARQs',
            [arq_policies.LIST], {200: 'ARQList'}, errors=(423,),
