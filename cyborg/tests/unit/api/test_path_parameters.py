@@ -104,6 +104,13 @@ class PathParameterTest(real_app.RealAppTestCase):
                     self.assertIn('must be comma-separated ARQ UUIDs',
                                   fault, described)
                     continue
+                if route.operation_id == 'deleteDeviceProfile' and \
+                        '%00' in value:
+                    # A list of names, like deleteARQ's list of uuids.
+                    self.assertEqual(400, response.status_int, described)
+                    self.assertIn('must be a comma-separated list of names',
+                                  fault, described)
+                    continue
                 if route.operation_id.startswith('programDeployable'):
                     self.assertEqual(400, response.status_int, described)
                     self.assertTrue(fault.startswith('Expected a UUID'),
