@@ -1,10 +1,14 @@
 """The cyborg-api WSGI application for uwsgi, gunicorn or mod_wsgi.
 
-Config files come from ``OS_CYBORG_CONFIG_FILES`` (';'-separated) or, when
-it is unset, /etc/cyborg/cyborg.conf if that file exists.
+Servers that import a module attribute use ``cyborg.wsgi.api:application``
+(uWSGI's ``module``, as DevStack configures it); ``init_application`` builds
+a new application. Config files come from ``OS_CYBORG_CONFIG_FILES``
+(';'-separated) or, when it is unset, /etc/cyborg/cyborg.conf if that file
+exists.
 """
 
 import os
+import threading
 
 from oslo_log import log
 
@@ -40,3 +44,26 @@ def init_application():
     rpc.init(conf.CONF)
     db_api.configure(conf.CONF, wait_for_database=False)
     return app.setup_app(conf.CONF)
+
+
+class LazyApplication:
+    """The application ``init_application`` returns, built at the first request.
+
+    Importing this module (tests, tools) must not read the configuration;
+    a WSGI server's worker builds the application once, when it is first
+    called.
+    """
+
+    def __init__(self):
+        self._application = None
+        self._lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        if self._application is None:
+            with self._lock:
+                if self._application is None:
+                    self._application = init_application()
+        return self._application(environ, start_response)
+
+
+application = LazyApplication()
