@@ -139,3 +139,24 @@ class ImageDataInvalid(CyborgException):
 # class across RPC from the conductor to the API.
 class DatabaseUnavailable(ServiceUnavailable):
     msg_fmt = 'The database is unavailable: %(reason)s'
+
+
+# Quotas: raised by cyborg.conductor.quota, here so that they keep their
+# class across RPC from the conductor to the API.
+class QuotaExceeded(CyborgException):
+    """A request would take a project past one of its limits.
+
+    ``over`` is a list of (resource name, requested, used, limit).
+    """
+
+    msg_fmt = 'Quota exceeded for %(details)s'
+    code = http.HTTPStatus.FORBIDDEN
+
+    @classmethod
+    def for_resources(cls, over):
+        return cls(details='; '.join(
+            '%s: requested %d, used %d, limit %d' % item for item in over))
+
+
+class QuotaLimitsUnavailable(ServiceUnavailable):
+    msg_fmt = 'The quota limits cannot be read: %(reason)s'

@@ -25,6 +25,7 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg import objects
+from cyborg.conductor import quota
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as binding_queries
 from cyborg.db.queries import arqs as arq_queries
@@ -35,7 +36,6 @@ from cyborg.policies import arq as arq_policies
 LOG = logging.getLogger(__name__)
 
 STATES = fields.ARQState
-RESOURCES_PREFIX = 'resources:'
 
 
 def arqs_per_group(groups):
@@ -46,46 +46,42 @@ def arqs_per_group(groups):
 
     :raises: Invalid (400) for a value that is not an integer
     """
-    counts = []
-    for index, group in enumerate(groups):
-        count = 0
-        for key, value in group.items():
-            if not key.startswith(RESOURCES_PREFIX):
-                continue
-            try:
-                amount = int(str(value).strip(), 10)
-            except ValueError:
-                raise exception.Invalid(
-                    reason='group %d of the device profile has %s=%r, not '
-                           'an integer' % (index, key, value)) from None
-            count += max(amount, 0)
-        counts.append(count)
-    return counts
+    return [sum(quota.resource_classes(group, index).values())
+            for index, group in enumerate(groups)]
 
 
-def create(context, device_profile_name, device_profile_group_id=None):
+def create(context, device_profile_name, device_profile_group_id=None,
+           quotas=None):
     """Create the ARQs of a device profile in state Initial; return them.
 
     One ARQ per accelerator of each group (``arqs_per_group``), or of the
     group ``device_profile_group_id`` only, all in one transaction; the
-    ARQs belong to the caller's project.
+    ARQs belong to the caller's project. ``quotas`` (a ``quota.Quotas``)
+    limits the accelerators of each resource class the project's ARQs
+    hold.
 
     :raises: ResourceNotFound (404) for an unknown or empty profile name;
         Invalid (400) for a group index out of range or a profile asking
-        for no accelerator
+        for no accelerator; QuotaExceeded (403) for ARQs past a limit.
+        Nothing is created then.
     """
     if not isinstance(device_profile_name, str) or not device_profile_name:
         raise exception.ResourceNotFound(resource='DeviceProfile', key='name',
                                          value=device_profile_name)
-    created = _create_rows(context, device_profile_name,
-                           device_profile_group_id)
+    # Read from Keystone before the transaction, not while it holds locks.
+    limits = quotas.limits_for(context.project_id) if quotas else {}
+    created, deltas = _create_rows(context, device_profile_name,
+                                   device_profile_group_id, limits)
+    if deltas:
+        _recheck_quota(context, created, limits, deltas)
     LOG.info('ARQs created from device profile %s: %s', device_profile_name,
              ', '.join(arq.uuid for arq in created))
     return created
 
 
 @db_api.writer
-def _create_rows(context, device_profile_name, group_id):
+def _create_rows(context, device_profile_name, group_id, limits):
+    """Insert the ARQs; return them and the limited quota deltas."""
     profile = objects.DeviceProfile.get_by_name(context, device_profile_name)
     counts = arqs_per_group(profile.groups)
     if group_id is not None:
@@ -110,8 +106,32 @@ def _create_rows(context, device_profile_name, group_id):
             reason='device profile %s asks for no accelerator%s'
                    % (device_profile_name,
                       '' if group_id is None else ' in group %d' % group_id))
-    return [objects.ARQ._from_result(context, row)
-            for row in arq_queries.create_many(context, values)]
+    deltas = {}
+    for index, count in wanted:
+        quota.add(deltas, quota.arq_classes(profile.groups[index], count))
+    deltas = quota.limited(limits, deltas)
+    if deltas:
+        quota.enforce(limits, deltas,
+                      quota.arq_usage(context, context.project_id))
+    created = [objects.ARQ._from_result(context, row)
+               for row in arq_queries.create_many(context, values)]
+    return created, deltas
+
+
+def _recheck_quota(context, created, limits, deltas):
+    """Nova's re-check, after the commit: a request that committed at the
+    same time may have taken the last units too; then delete the ARQs."""
+    try:
+        quota.enforce_again(limits, deltas,
+                            quota.arq_usage(context, context.project_id))
+    except exception.QuotaExceeded:
+        _destroy_created(context, [arq.id for arq in created])
+        raise
+
+
+@db_api.writer
+def _destroy_created(context, arq_ids):
+    arq_queries.destroy_many(context, arq_ids, timeutils.utcnow())
 
 
 def _locked(context, uuids):

@@ -13,6 +13,7 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg import objects
+from cyborg.conductor import quota
 from cyborg.db import api as db_api
 from cyborg.db.queries import device_profiles as device_profile_queries
 
@@ -21,18 +22,25 @@ LOG = logging.getLogger(__name__)
 FIELDS = ('name', 'groups', 'description', 'uuid')
 
 
-def create(context, profiles):
+def create(context, profiles, quotas=None):
     """Create every profile of ``profiles`` in one transaction; return them.
 
     ``profiles`` is a list of dicts with ``name``, ``groups`` and optionally
-    ``description`` and ``uuid``.
+    ``description`` and ``uuid``. ``quotas`` (a ``quota.Quotas``) limits
+    the number of profiles, all projects together (they belong to none).
 
     :raises: Invalid for a malformed list or a name or uuid given twice;
         DuplicateName (409) for a name already used; Conflict (409) for a
-        uuid already used. Nothing is created then.
+        uuid already used; QuotaExceeded (403) past the device_profiles
+        limit. Nothing is created then.
     """
     _check_profiles(profiles)
-    created = _create_rows(context, profiles)
+    # Read from Keystone before the transaction, not while it holds locks.
+    limits = quotas.limits_for(None) if quotas else {}
+    deltas = quota.limited(limits, {quota.DEVICE_PROFILES: len(profiles)})
+    created = _create_rows(context, profiles, limits, deltas)
+    if deltas:
+        _recheck_quota(context, created, limits, deltas)
     LOG.info('Device profiles created: %s',
              ', '.join('%s (%s)' % (profile.name, profile.uuid)
                        for profile in created))
@@ -80,7 +88,9 @@ def _check_profiles(profiles):
 
 
 @db_api.writer
-def _create_rows(context, profiles):
+def _create_rows(context, profiles, limits, deltas):
+    if deltas:
+        quota.enforce(limits, deltas, quota.device_profile_usage(context))
     created = []
     for values in profiles:
         profile = objects.DeviceProfile(
@@ -90,6 +100,28 @@ def _create_rows(context, profiles):
         profile.create(context)
         created.append(profile)
     return created
+
+
+def _recheck_quota(context, created, limits, deltas):
+    """Nova's re-check, after the commit: a request that committed at the
+    same time may have taken the last units too; then delete the profiles."""
+    try:
+        quota.enforce_again(limits, deltas,
+                            quota.device_profile_usage(context))
+    except exception.QuotaExceeded:
+        try:
+            _destroy_created(context, [profile.id for profile in created])
+        except db_exception.DBReferenceError:
+            # An ARQ uses one already: the profiles stay, past the limit.
+            LOG.warning('Device profiles %s are over the quota but in use; '
+                        'they stay', ', '.join(profile.name for profile in created))
+            return
+        raise
+
+
+@db_api.writer
+def _destroy_created(context, profile_ids):
+    device_profile_queries.destroy_many(context, profile_ids)
 
 
 @db_api.writer
