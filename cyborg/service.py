@@ -15,6 +15,7 @@ from oslo_service import service
 
 from cyborg import conf
 from cyborg import context as cyborg_context
+from cyborg import metrics
 from cyborg import objects
 from cyborg import rpc
 
@@ -34,14 +35,17 @@ class RPCService(service.ServiceBase):
     report_interval seconds; a failing heartbeat is logged and retried at the
     next interval. A manager with ``start_periodic_tasks()`` and
     ``stop_periodic_tasks()`` (the agent's inventory report) has them called
-    once its RPC server is up and before that server stops.
+    once its RPC server is up and before that server stops. An
+    ``exporter`` (``cyborg.metrics.Exporter``) serves the process's metrics
+    from start to stop.
     """
 
-    def __init__(self, manager, topic, host, heartbeat):
+    def __init__(self, manager, topic, host, heartbeat, exporter=None):
         self.manager = manager
         self.topic = topic
         self.host = host
         self.heartbeat = heartbeat
+        self.exporter = exporter
         self._server = None
         self._heartbeat_loop = None
         self._stopped = threading.Event()
@@ -49,6 +53,8 @@ class RPCService(service.ServiceBase):
     def start(self):
         """Start the RPC server and the heartbeat loop."""
         self._stopped.clear()
+        if self.exporter is not None:
+            self.exporter.start()
         target = oslo_messaging.Target(topic=self.topic, server=self.host)
         self._server = rpc.get_server(target, [self.manager])
         self._server.start()
@@ -66,6 +72,8 @@ class RPCService(service.ServiceBase):
             self._server.stop()
             self._server.wait()
             self._server = None
+        if self.exporter is not None:
+            self.exporter.stop()
         self._stopped.set()
         LOG.info('%s on host %s stopped', self.topic, self.host)
 
@@ -108,11 +116,29 @@ def prepare_service(argv):
     rpc.init(conf.CONF)
 
 
-def run(rpc_service, binary, workers=1):
-    """Run ``rpc_service`` until SIGTERM; return the process exit code."""
+def run(rpc_service, binary, workers=1, exporter=None):
+    """Run ``rpc_service`` until SIGTERM; return the process exit code.
+
+    ``exporter`` serves the metrics: from the worker process, or from this
+    one in prometheus_client's multiprocess mode (PROMETHEUS_MULTIPROC_DIR),
+    where it adds up what every worker wrote. Several workers without that
+    mode cannot share the port: refused (exit code 1).
+    """
+    if exporter is not None and not metrics.is_multiprocess():
+        if workers > 1:
+            LOG.error('%s cannot serve metrics from %d worker processes '
+                      'without PROMETHEUS_MULTIPROC_DIR (see the metrics '
+                      'guide)', binary, workers)
+            return 1
+        rpc_service.exporter = exporter
+        exporter = None
+    if exporter is not None:
+        exporter.start()
     launcher = service.launch(conf.CONF, rpc_service, workers=workers,
                               restart_method='mutate')
     exit_code = launcher.wait()
+    if exporter is not None:
+        exporter.stop()
     rpc.cleanup()
     LOG.info('%s stopped', binary)
     return exit_code or 0

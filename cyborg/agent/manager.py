@@ -23,6 +23,7 @@ from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers_base
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.metrics import agent as agent_metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -235,6 +236,7 @@ class AgentManager:
         self.deployables.forget(name)
         return None
 
+    @agent_metrics.timed_report
     def report_inventory(self, context):
         """Send the full inventory to the conductor; return whether it was sent.
 

@@ -7,6 +7,7 @@ from cyborg import conf
 from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
+from cyborg.metrics import agent as agent_metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -20,6 +21,11 @@ def main():
         # A configuration mistake: say what is wrong, without a traceback.
         LOG.error('cyborg-agent cannot start: %s', error)
         return 1
-    rpc_service = service.RPCService(agent, rpcapi.TOPIC, conf.CONF.host,
+    endpoint, exporter = agent, None
+    if conf.CONF.metrics.enabled:
+        endpoint = agent_metrics.counting_endpoints(agent)
+        exporter = agent_metrics.exporter(conf.CONF.metrics.bind_host,
+                                          conf.CONF.metrics.agent_port)
+    rpc_service = service.RPCService(endpoint, rpcapi.TOPIC, conf.CONF.host,
                                      heartbeat=agent.heartbeat)
-    return service.run(rpc_service, manager.BINARY)
+    return service.run(rpc_service, manager.BINARY, exporter=exporter)

@@ -8,6 +8,7 @@ from cyborg import service
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
+from cyborg.metrics import conductor as conductor_metrics
 
 
 def main():
@@ -17,7 +18,12 @@ def main():
     # The conductor checks rules too (whose ARQs a caller may act on).
     policies.init(conf.CONF)
     conductor = manager.ConductorManager(conf.CONF.host)
-    rpc_service = service.RPCService(conductor, rpcapi.TOPIC, conf.CONF.host,
+    endpoint, exporter = conductor, None
+    if conf.CONF.metrics.enabled:
+        endpoint = conductor_metrics.counting_endpoints(conductor)
+        exporter = conductor_metrics.exporter(
+            conf.CONF.metrics.bind_host, conf.CONF.metrics.conductor_port)
+    rpc_service = service.RPCService(endpoint, rpcapi.TOPIC, conf.CONF.host,
                                      heartbeat=conductor.heartbeat)
     return service.run(rpc_service, manager.BINARY,
-                       workers=conf.CONF.conductor.workers)
+                       workers=conf.CONF.conductor.workers, exporter=exporter)

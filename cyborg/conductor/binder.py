@@ -63,6 +63,7 @@ from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.conductor import bind_programming
 from cyborg.conductor import bind_transactions as transactions
 from cyborg.db.queries import arq_binding as queries
+from cyborg.metrics import conductor as conductor_metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -266,7 +267,9 @@ class Binder:
         Returns ``{arq_uuid: state}`` of the ARQs this call moved out of
         BindStarted.
         """
+        started = time.monotonic()
         claimed = self._claim(arq_uuids)
+        claimed_at = time.monotonic()
         work, decisions = claimed.work, claimed.decisions
         locked = {}
         if claimed.pending:
@@ -286,13 +289,22 @@ class Binder:
                                 timeutils.utcnow(), self.settings.lease,
                                 programmed=dict.fromkeys(locked))
             raise
+        prepared_at = time.monotonic()
         prepared = {decision.uuid for decision in decisions
                     if decision.outcome == PREPARED}
         ended, events = transactions.finish(
             self._context, decisions, self.owner, timeutils.utcnow(),
             self.settings.lease,
             programmed=bind_programming.outcomes(work, prepared))
+        finished_at = time.monotonic()
+        conductor_metrics.observe_binds(decisions, ended, timeutils.utcnow())
         self._notify(events)
+        LOG.debug('Bind of ARQs %s: claim %.1f ms, agents %.1f ms, finish '
+                  '%.1f ms, Nova events %.1f ms', ', '.join(arq_uuids),
+                  (claimed_at - started) * 1000,
+                  (prepared_at - claimed_at) * 1000,
+                  (finished_at - prepared_at) * 1000,
+                  (time.monotonic() - finished_at) * 1000)
         return ended
 
     def _claim_programmed(self, claimed):

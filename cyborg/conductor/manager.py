@@ -21,8 +21,10 @@ from cyborg.conductor import inventory_report
 from cyborg.conductor import os_acc_calls
 from cyborg.conductor import placement_sync
 from cyborg.conductor import programming
+from cyborg.conductor import quota
 from cyborg.conductor import releasing
 from cyborg.conductor import rpcapi
+from cyborg.metrics import conductor as conductor_metrics
 
 BINARY = 'cyborg-conductor'
 
@@ -57,6 +59,8 @@ class ConductorManager:
         # thread; host_status calls wait for the reports noted here.
         self.plugger = os_acc_calls.Plugger(self.binder, self.releaser)
         self.host_reports = os_acc_calls.HostReports()
+        # [quota]: limits read from Keystone (or [quota] local_limits).
+        self.quotas = quota.Quotas.from_conf(conf.CONF)
 
     @property
     def placement(self):
@@ -78,6 +82,7 @@ class ConductorManager:
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
+    @conductor_metrics.timed_report
     def report_inventory(self, context, host, devices):
         """Record an agent's full inventory, then bring Placement in step."""
         inventory_report.apply(context, host, devices)
@@ -110,7 +115,7 @@ class ConductorManager:
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     def create_device_profiles(self, context, profiles):
         """Create every profile of ``profiles`` or none; return DeviceProfiles."""
-        return device_profiles.create(context, profiles)
+        return device_profiles.create(context, profiles, self.quotas)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
@@ -124,7 +129,7 @@ class ConductorManager:
                     device_profile_group_id=None):
         """Create the ARQs a device profile asks for; return them."""
         return arqs.create(context, device_profile_name,
-                           device_profile_group_id)
+                           device_profile_group_id, self.quotas)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

@@ -16,15 +16,17 @@ from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import glance
 from cyborg.conf import keystone_authtoken
+from cyborg.conf import metrics
 from cyborg.conf import nova
 from cyborg.conf import placement
+from cyborg.conf import quota
 from cyborg.conf import service_user
 from cyborg.conf import upgrade_levels
 
 CONF = cfg.CONF
 
 MODULES = (default, api, database, agent, conductor, placement, glance, nova,
-           keystone_authtoken, service_user, upgrade_levels)
+           keystone_authtoken, service_user, upgrade_levels, metrics, quota)
 
 for _module in MODULES:
     _module.register_opts(CONF)

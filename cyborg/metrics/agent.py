@@ -1,0 +1,94 @@
+"""cyborg-agent's metrics: inventory report timings, prepared ARQs and
+programming results, and the exceptions its RPC endpoints raise.
+
+``counting_endpoints`` wraps the agent's manager as its RPC endpoint and
+reads the answers of prepare_arqs and program; ``timed_report`` wraps the
+periodic report.
+"""
+
+import functools
+import time
+
+import prometheus_client
+
+from cyborg.agent.drivers import base as drivers_base
+from cyborg import metrics
+
+REGISTRY = metrics.process_registry()
+
+REPORT_SECONDS = prometheus_client.Histogram(
+    'cyborg_agent_inventory_report_duration_seconds',
+    'Time an inventory report took, discovery and the conductor\'s answer '
+    'included, by outcome: sent, skipped (a driver failed to discover) or '
+    'failed (the conductor refused it or could not be reached).',
+    ['outcome'], registry=REGISTRY)
+PREPARED_ARQS = prometheus_client.Counter(
+    'cyborg_agent_prepared_arqs',
+    'ARQs the agent answered a prepare call for, by result: prepared, '
+    'failed or pending (still preparing when the call had to answer).',
+    ['result'], registry=REGISTRY)
+PROGRAMMING = prometheus_client.Counter(
+    'cyborg_agent_programming',
+    'Requests to program a deployable, by result code (SUCCESS or the '
+    'reason it failed).',
+    ['result'], registry=REGISTRY)
+RPC_ERRORS = prometheus_client.Counter(
+    'cyborg_agent_rpc_errors',
+    'Exceptions raised by the agent\'s RPC endpoints, by method and '
+    'exception class.',
+    ['method', 'error'], registry=REGISTRY)
+
+
+def count_prepared(answer):
+    """Count the ARQs of a prepare_arqs answer by result."""
+    for result in answer.values():
+        if result.get('pending'):
+            PREPARED_ARQS.labels('pending').inc()
+        elif result.get('prepared'):
+            PREPARED_ARQS.labels('prepared').inc()
+        else:
+            PREPARED_ARQS.labels('failed').inc()
+
+
+def count_programmed(answer):
+    """Count a program answer by its result code's name."""
+    try:
+        result = drivers_base.ProgramResult(answer['code']).name
+    except (KeyError, TypeError, ValueError):
+        result = 'unknown'
+    PROGRAMMING.labels(result).inc()
+
+
+def counting_endpoints(manager):
+    """``manager`` as the RPC endpoint: exceptions, prepared ARQs and
+    programming results counted."""
+    return metrics.CountingEndpoints(
+        manager, RPC_ERRORS,
+        on_result={'prepare_arqs': count_prepared,
+                   'program': count_programmed})
+
+
+def timed_report(function):
+    """Time a report_inventory call; its result says whether it was sent."""
+
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        if not metrics.is_enabled():
+            return function(*args, **kwargs)
+        started = time.monotonic()
+        outcome = 'failed'
+        try:
+            sent = function(*args, **kwargs)
+            outcome = 'sent' if sent else 'skipped'
+            return sent
+        finally:
+            REPORT_SECONDS.labels(outcome).observe(
+                time.monotonic() - started)
+
+    return timed
+
+
+def exporter(host, port):
+    """The agent's metrics server on (host, port), not yet started."""
+    return metrics.Exporter(host, port, metrics.scrape_registry(REGISTRY),
+                            'cyborg-agent')

@@ -1,0 +1,1 @@
+"""Unit tests of cyborg.metrics: each service's endpoint scraped after real work."""
