@@ -7,9 +7,12 @@ leave the caller's identity in the headers keystonemiddleware defines, which
 
 from keystonemiddleware import auth_token
 
+from cyborg.api import fleet
+
 # Paths (relative to the mount point) answered without a token: the version
 # documents and the OpenAPI document (cyborg.api.schemas.routes marks the
-# same routes public). /healthcheck is answered before authentication.
+# same routes public). /healthcheck is answered before authentication. The
+# fleet page is too (fleet.is_page_request); its data is not.
 PUBLIC_PATHS = frozenset(['', '/', '/v2', '/v2/', '/v2/openapi.json',
                           '/openapi.json'])
 
@@ -37,7 +40,8 @@ class KeystoneAuth:
             application, {'oslo_config_config': conf})
 
     def __call__(self, environ, start_response):
-        if environ.get('PATH_INFO', '') in PUBLIC_PATHS:
+        if environ.get('PATH_INFO', '') in PUBLIC_PATHS or \
+                fleet.is_page_request(environ):
             for key in [key for key in environ
                         if key.startswith(_IDENTITY_HEADER_PREFIXES)]:
                 del environ[key]

@@ -15,6 +15,7 @@ import re
 import sys
 
 from cyborg.api import microversions
+from cyborg.api.schemas import fleet
 from cyborg.api.schemas import listing
 from cyborg.api.schemas import paths
 from cyborg.api.schemas import resources
@@ -81,7 +82,7 @@ def _header_name(name):
 
 
 def _components():
-    schemas = dict(resources.SCHEMAS, **_COMPONENT_ANSWERS)
+    schemas = dict(resources.SCHEMAS, **_COMPONENT_ANSWERS, **fleet.SCHEMAS)
     headers = {_header_name(name): {
         'description': description, 'required': name != microversions.HEADER,
         'schema': {'type': 'string'}}
@@ -146,6 +147,8 @@ def _success(route, status, answer):
     if answer is not None:
         response['content'] = {'application/json': {
             'schema': {'$ref': '#/components/schemas/%s' % answer}}}
+        if route.html_page:
+            response['content']['text/html'] = {'schema': {'type': 'string'}}
     if route.path.startswith('/v2'):
         response['headers'] = {name: {'$ref': '#/components/headers/%s'
                                               % _header_name(name)}

@@ -24,8 +24,10 @@ from cyborg.policies import base
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
+from cyborg.policies import fleet
 
-_RULE_MODULES = (base, device_profile, arq, device, deployable, attribute)
+_RULE_MODULES = (base, device_profile, arq, device, deployable, attribute,
+                 fleet)
 
 # The configuration handed to init(), and the enforcer built from it.
 _CONFIG = None

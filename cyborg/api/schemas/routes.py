@@ -23,6 +23,7 @@ from cyborg.policies import attribute as attribute_policies
 from cyborg.policies import deployable as deployable_policies
 from cyborg.policies import device as device_policies
 from cyborg.policies import device_profile as device_profile_policies
+from cyborg.policies import fleet as fleet_policies
 
 # The errors every versioned route may answer.
 COMMON_ERRORS = (401, 403, 406, 503)
@@ -56,6 +57,9 @@ class Route:
     service_token: bool = False
     description: str = ''
     parameters: dict = dataclasses.field(default_factory=dict)
+    # It also answers text/html: a page for a browser (which asks for it in
+    # Accept), served without a token or a rule as it holds no data.
+    html_page: bool = False
 
     @property
     def is_public(self):
@@ -214,6 +218,18 @@ ROUTES = (
            [arq_policies.DELETE], {204: None}, errors=(400, 404),
            parameters={'uuid': arqs.ARQ_UUIDS},
            description='A Bound ARQ needs a service token.'),
+    # The fleet page.
+    _route('GET', '/v2/fleet', 'showFleet',
+           'The fleet: a page for a browser, its data as JSON',
+           [fleet_policies.GET], {200: 'Fleet'}, html_page=True,
+           description='Every host\'s devices and deployable trees with '
+                       'attach handle usage, and the ARQs by state (of '
+                       'the caller\'s project unless an admin asks), in '
+                       'five SQL queries. An Accept header preferring '
+                       'text/html to application/json (a browser\'s) gets '
+                       'the fleet page instead: HTML that fetches this '
+                       'JSON every few seconds, served without a token or '
+                       'a rule since it holds no data.'),
 )
 
 

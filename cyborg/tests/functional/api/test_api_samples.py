@@ -271,6 +271,11 @@ class APISamplesTest(base.TestCase):
         self.assertEqual('Bound', bound.json_body['state'],
                          bound.json_body.get('state_reason'))
 
+    def _fleet(self):
+        self._send('GET', '/v2/fleet',
+                   headers={'Accept': 'application/json'},
+                   response_sample='fleet-show-resp.json')
+
     def test_samples_are_real_answers(self):
         self._versions()
         self._devices()
@@ -278,6 +283,7 @@ class APISamplesTest(base.TestCase):
         self._attributes(region)
         self._device_profiles()
         self._accelerator_requests(region)
+        self._fleet()
         problems = self._check_samples() + self._check_api_ref()
         self.assertEqual([], problems, '\n'.join(problems))
 

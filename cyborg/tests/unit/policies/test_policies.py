@@ -20,6 +20,7 @@ from cyborg.policies import base as base_policies
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
+from cyborg.policies import fleet
 from cyborg.tests import base
 
 # Every rule of api-contract.md §3 and its default.
@@ -46,6 +47,7 @@ EXPECTED_DEFAULTS = {
     'cyborg:attribute:get_one': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:create': 'role:admin',
     'cyborg:attribute:delete': 'role:admin',
+    'cyborg:fleet:get': base_policies.MANAGER_OR_ADMIN,
 }
 
 
@@ -124,7 +126,7 @@ class TestRuleDefinitions(PolicyTestCase):
             device.ENABLE, deployable.LIST, deployable.SHOW,
             deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
-            attribute.CREATE, attribute.DELETE}
+            attribute.CREATE, attribute.DELETE, fleet.GET}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 

@@ -1,0 +1,103 @@
+"""The body of GET /v2/fleet, declared (``cyborg.api.views.fleet`` renders
+it); ``cyborg.api.openapi`` adds ``SCHEMAS`` to the document's components.
+
+The route takes no query and no body.
+"""
+
+from cyborg.api.schemas import resources
+from cyborg.api.views import fleet as fleet_views
+from cyborg.objects import fields
+
+field = resources.field
+_TEXT = field('string', nullable=True)
+
+
+def _object(properties, description):
+    return {'type': 'object', 'description': description,
+            'properties': properties, 'required': sorted(properties),
+            'additionalProperties': False}
+
+
+_USAGE = _object({
+    'type': field('string', 'The attach types of the handles (PCI, MDEV, '
+                            'TEST_PCI...), comma-separated.'),
+    'in_use': field('integer', minimum=0),
+    'total': field('integer', minimum=0),
+}, 'The deployable\'s attach handles: how many are in use, of how many.')
+
+DEPLOYABLE = _object({
+    'uuid': resources.UUID,
+    'name': field('string'),
+    'kind': field('string', 'What the deployable is: the card\'s root, an '
+                            'FPGA region, a PF, a VF, a vGPU type, or '
+                            'another part.', enum=list(fleet_views.KINDS)),
+    'num_accelerators': field('integer', minimum=0),
+    'resource_class': field('string', 'Its ``rc`` attribute.',
+                            nullable=True),
+    'rp_uuid': field('string', 'Its resource provider, if it has one.',
+                     nullable=True),
+    'bitstream_id': field('string', 'The Glance image programmed into it.',
+                          nullable=True),
+    'function_id': field('string', 'The function loaded (its '
+                                   '``function_id`` attribute).',
+                         nullable=True),
+    'vgpu_type': _TEXT,
+    'vgpu_type_name': _TEXT,
+    'pci_address': _TEXT,
+    'attach_handles': {'oneOf': [{'type': 'null'}, _USAGE]},
+    'arqs': field('array', 'The ARQs holding its handles (BindStarted or '
+                           'Bound).', items=resources.UUID),
+    'children': field('array', 'The deployables right below it.',
+                      items={'$ref': '#/components/schemas/FleetDeployable'}),
+}, 'A deployable with the tree below it.')
+
+_DEVICE = _object({
+    'uuid': resources.UUID,
+    'type': field('string'),
+    'vendor': field('string'),
+    'model': field('string'),
+    'status': field('string', enum=list(fields.DeviceStatus.ALL)),
+    'status_reason': field('string', 'Why it is in maintenance.',
+                           nullable=True),
+    'deployables': field('array', 'Its deployable trees (usually one).',
+                         items={'$ref':
+                                '#/components/schemas/FleetDeployable'}),
+}, 'A device and its deployables.')
+
+_ARQ = _object({
+    'uuid': resources.UUID,
+    'state': field('string', enum=list(fields.ARQState.ALL)),
+    'state_reason': _TEXT,
+    'instance_uuid': _TEXT,
+    'hostname': _TEXT,
+    'project_id': _TEXT,
+    'device_profile_name': field('string'),
+    'deployable_uuid': _TEXT,
+    'deployable_name': _TEXT,
+}, 'An ARQ, with the instance and deployable it is bound to.')
+
+_COUNT = field('integer', minimum=0)
+
+FLEET = _object({
+    'summary': _object({
+        'hosts': _COUNT,
+        'devices': _COUNT,
+        'maintaining_devices': _COUNT,
+        'deployables': _COUNT,
+        'attach_handles': _object({'in_use': _COUNT, 'total': _COUNT},
+                                  'Every attach handle of the fleet.'),
+        'arqs': _object({state: _COUNT for state in fields.ARQState.ALL},
+                        'How many ARQs are in each state.'),
+    }, 'Counts over the whole fleet.'),
+    'hosts': field('array', 'Hosts by name, each with its devices.',
+                   items=_object({
+                       'hostname': field('string'),
+                       'devices': field('array', items=_DEVICE),
+                   }, 'A host.')),
+    'arqs_by_state': _object(
+        {state: field('array', items=_ARQ) for state in fields.ARQState.ALL},
+        'The ARQs the caller may see (an admin: every project\'s), by '
+        'state.'),
+}, 'The fleet: every host\'s devices and deployable trees, and the ARQs.')
+
+SCHEMAS = {'Fleet': FLEET, 'FleetDeployable': DEPLOYABLE}

@@ -1,0 +1,151 @@
+"""The fleet as the page draws it: hosts -> devices -> deployable trees,
+with attach handle usage, and the ARQs grouped by state.
+
+``cyborg.api.schemas.fleet`` declares this body; ``fleet(rows)`` builds it
+from ``cyborg.objects.fleet.read_fleet``'s rows without another query.
+"""
+
+import collections
+
+from cyborg.objects import fields
+
+# What a deployable is, told by its attributes and its place in the tree.
+ROOT = 'root'
+REGION = 'region'
+PF = 'pf'
+VF = 'vf'
+VGPU_TYPE = 'vgpu_type'
+PART = 'part'
+KINDS = (ROOT, REGION, PF, VF, VGPU_TYPE, PART)
+
+
+def _kind(attributes, is_root):
+    """The kind of a deployable with ``attributes``; a part below a PF is
+    a VF (``_trees`` tells)."""
+    if 'vgpu_type' in attributes:
+        return VGPU_TYPE
+    if 'region_id' in attributes or (
+            attributes.get('rc') == 'FPGA' and not is_root):
+        return REGION
+    if 'num_vfs' in attributes:
+        return PF
+    return ROOT if is_root else PART
+
+
+def _usage(handle_rows):
+    """``{type, in_use, total}`` of a deployable's handles, or None."""
+    if not handle_rows:
+        return None
+    return {'type': ', '.join(row.attach_type for row in handle_rows),
+            'in_use': sum(int(row.in_use or 0) for row in handle_rows),
+            'total': sum(int(row.total) for row in handle_rows)}
+
+
+def _node(row, kind, attributes, handles, holders):
+    return {
+        'uuid': row.uuid,
+        'name': row.name,
+        'kind': kind,
+        'num_accelerators': row.num_accelerators,
+        'resource_class': attributes.get('rc'),
+        'rp_uuid': row.rp_uuid,
+        'bitstream_id': row.bitstream_id,
+        'function_id': attributes.get('function_id'),
+        'vgpu_type': attributes.get('vgpu_type'),
+        'vgpu_type_name': attributes.get('vgpu_type_name'),
+        'pci_address': attributes.get('pci_address'),
+        'attach_handles': _usage(handles),
+        'arqs': holders,
+        'children': [],
+    }
+
+
+def _trees(rows, attributes_of, handles_of, holders_of):
+    """Each device's root nodes, by device id, and every node by id; each
+    node holds its children."""
+    nodes = {}
+    for row in rows:
+        attributes = attributes_of.get(row.id, {})
+        nodes[row.id] = _node(row, _kind(attributes, row.parent_id is None),
+                              attributes, handles_of.get(row.id),
+                              holders_of.get(row.id, []))
+    roots = collections.defaultdict(list)
+    for row in rows:
+        node = nodes[row.id]
+        parent = nodes.get(row.parent_id)
+        if parent is None:
+            # A root, or a deployable whose parent is missing: shown at the
+            # top of its device rather than not at all.
+            roots[row.device_id].append(node)
+            continue
+        parent['children'].append(node)
+        if parent['kind'] == PF and node['kind'] == PART:
+            node['kind'] = VF
+    return roots, nodes
+
+
+def _arq(row, deployables):
+    deployable = deployables.get(row.deployable_id)
+    return {
+        'uuid': row.uuid,
+        'state': row.state,
+        'state_reason': row.state_reason,
+        'instance_uuid': row.instance_uuid,
+        'hostname': row.hostname,
+        'project_id': row.project_id,
+        'device_profile_name': row.device_profile_name,
+        'deployable_uuid': deployable['uuid'] if deployable else None,
+        'deployable_name': deployable['name'] if deployable else None,
+    }
+
+
+def fleet(rows):
+    """The body of GET /v2/fleet from ``FleetRows`` ``rows``."""
+    attributes_of = collections.defaultdict(dict)
+    for row in rows.attributes:
+        attributes_of[row.deployable_id].setdefault(row.key, row.value)
+    handles_of = collections.defaultdict(list)
+    for row in rows.attach_handles:
+        handles_of[row.deployable_id].append(row)
+    holders_of = collections.defaultdict(list)
+    for row in rows.arqs:
+        if row.deployable_id is not None and \
+                row.state in fields.ARQState.HOLDING:
+            holders_of[row.deployable_id].append(row.uuid)
+    roots, nodes = _trees(rows.deployables, attributes_of, handles_of,
+                          holders_of)
+
+    hosts = {}
+    for row in rows.devices:
+        hosts.setdefault(row.hostname, []).append({
+            'uuid': row.uuid,
+            'type': row.type,
+            'vendor': row.vendor,
+            'model': row.model,
+            'status': row.status,
+            'status_reason': row.status_reason,
+            'deployables': roots.get(row.id, []),
+        })
+
+    arqs_by_state = {state: [] for state in fields.ARQState.ALL}
+    for row in rows.arqs:
+        arqs_by_state.setdefault(row.state, []).append(_arq(row, nodes))
+    handle_rows = rows.attach_handles
+    return {
+        'summary': {
+            'hosts': len(hosts),
+            'devices': len(rows.devices),
+            'maintaining_devices': sum(
+                1 for row in rows.devices
+                if row.status == fields.DeviceStatus.MAINTAINING),
+            'deployables': len(rows.deployables),
+            'attach_handles': {
+                'in_use': sum(int(row.in_use or 0) for row in handle_rows),
+                'total': sum(int(row.total) for row in handle_rows)},
+            'arqs': {state: len(arqs)
+                     for state, arqs in arqs_by_state.items()},
+        },
+        'hosts': [{'hostname': hostname, 'devices': devices}
+                  for hostname, devices in hosts.items()],
+        'arqs_by_state': arqs_by_state,
+    }
