@@ -83,6 +83,11 @@ def supports_programmed_filter(version):
     return version >= microversion_parse.Version(2, 4)
 
 
+def supports_version_key(version):
+    """Whether GET /v2 names the newest microversion in ``version`` (2.4)."""
+    return version >= microversion_parse.Version(2, 4)
+
+
 def requested_value(header_value):
     """The version string asked of this service by an OpenStack-API-Version value.
 

@@ -15,6 +15,7 @@ from cyborg.api.controllers.v2 import attributes as attribute_controllers
 from cyborg.api.controllers.v2 import deployables as deployable_controllers
 from cyborg.api.controllers.v2 import device_profiles as device_profile_controllers
 from cyborg.api.controllers.v2 import devices as device_controllers
+from cyborg.api.controllers.v2 import fleet as fleet_controllers
 from cyborg.api.schemas import paths
 from cyborg.api.schemas import routes
 
@@ -51,6 +52,8 @@ class _Collections:
     attributes = attribute_controllers.AttributesController()
     device_profiles = device_profile_controllers.DeviceProfilesController()
     accelerator_requests = arq_controllers.ARQsController()
+    # The fleet page and its data.
+    fleet = fleet_controllers.FleetController()
 
     @pecan.expose(generic=True, template='json')
     def index(self):
@@ -61,7 +64,8 @@ class _Collections:
     @index.when(method='GET', template='json')
     def index_get(self):
         """The version document of v2."""
-        return versions.v2_document(pecan.request.base_url)
+        return versions.v2_document(pecan.request.base_url,
+                                    pecan.request.version)
 
     @pecan.expose(generic=True, template='json', route='openapi.json')
     def openapi_document(self):
