@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# Create .venv and install cyborg with its test dependencies, pinned by
-# constraints.txt. Safe to run again: it does nothing when the installed set
-# already matches the requirement files.
+# Create .venv and install cyborg into it, pinned by constraints.txt.
+#
+#   tools/install.sh            cyborg, its requirements and the test tools
+#                               (what tools/run-tests.sh needs)
+#   tools/install.sh --runtime  cyborg and its requirements only (what the
+#                               all-in-one, tools/aio.sh, needs)
+#
+# Safe to run again: a part already installed from the same requirement
+# files is skipped. Progress goes to the terminal one line per package; pip's
+# whole output is kept in .venv/install.log and its end is shown when pip
+# fails, with a plain statement when the package index cannot be reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${CYBORG_VENV:-.venv}
+parts=(runtime test)
+case "${1:-}" in
+    --runtime) parts=(runtime) ;;
+    '') ;;
+    *) echo "usage: $0 [--runtime]" >&2; exit 2 ;;
+esac
 
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
     echo "cyborg needs Python 3.10 or newer; $PYTHON is $("$PYTHON" -V 2>&1)" >&2
@@ -14,19 +28,115 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
 fi
 
 stamp_of() {
-    cat requirements.txt test-requirements.txt constraints.txt setup.cfg | sha256sum | cut -d' ' -f1
+    case "$1" in
+        runtime) cat requirements.txt constraints.txt setup.cfg ;;
+        test) cat test-requirements.txt constraints.txt setup.cfg ;;
+    esac | sha256sum | cut -d' ' -f1
 }
 
+installed() {
+    [ "$(cat "$VENV/.cyborg-installed-$1" 2>/dev/null)" = "$(stamp_of "$1")" ]
+}
+
+# The fleet page's test drives headless Chromium (Debian's chromium
+# package): installed with the test tools when missing, quietly, as root.
+chromium_browser() {
+    command -v chromium >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "chromium is missing: the fleet page test skips (and fails with CI=true); install Debian's chromium package." >&2
+        return 0
+    fi
+    echo "Installing chromium (the fleet page test's browser) ..."
+    local log
+    log=$(mktemp -t cyborg-chromium.XXXXXX)
+    if { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install \
+            -y -q --no-install-recommends chromium; } >"$log" 2>&1; then
+        rm -f "$log"
+    else
+        echo "chromium could not be installed; see $log" >&2
+    fi
+}
+case " ${parts[*]} " in *" test "*) chromium_browser ;; esac
+
+todo=()
+for part in "${parts[@]}"; do
+    installed "$part" || todo+=("$part")
+done
+[ ${#todo[@]} -eq 0 ] && exit 0
+
 if [ ! -x "$VENV/bin/python" ]; then
+    echo "Creating $VENV ..."
     "$PYTHON" -m venv "$VENV"
 fi
+LOG="$VENV/install.log"
+: > "$LOG"
 
-stamp=$(stamp_of)
-if [ "$(cat "$VENV/.cyborg-installed" 2>/dev/null)" != "$stamp" ]; then
-    echo "Installing cyborg and its dependencies into $VENV ..."
-    "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -c constraints.txt \
-        -r requirements.txt -r test-requirements.txt
-    "$VENV/bin/python" -m pip install -q -c constraints.txt --no-deps -e .
-    echo "$stamp" > "$VENV/.cyborg-installed"
-fi
+# Run pip, showing one line per package it collects or builds; on failure
+# show the end of its output and say so plainly when the index is out of
+# reach (pip itself ends with a misleading ResolutionImpossible then).
+pip_install() {
+    local what=$1
+    shift
+    echo "Installing $what ..."
+    local status=0 part="$LOG.part"
+    : > "$part"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check \
+        --progress-bar off "$@" >"$part" 2>&1 &
+    local pid=$!
+    tail -n +1 -f "$part" --pid "$pid" 2>/dev/null |
+        sed -un 's/^Collecting \([^ ]*\).*/  collecting \1/p;
+                 s/^Building wheel for \([^ ]*\).*/  building \1/p;
+                 s/^Successfully installed.*/  installed/p' || true
+    wait "$pid" || status=$?
+    cat "$part" >> "$LOG"
+    rm -f "$part"
+    [ "$status" -eq 0 ] && return 0
+    echo >&2
+    if grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeoutError|Max retries exceeded|Could not fetch URL' "$LOG"; then
+        echo "cyborg could not be installed: the Python package index cannot be reached" >&2
+        echo "(pip's configured index: $("$VENV/bin/python" -m pip config get global.index-url 2>/dev/null || echo https://pypi.org/simple))." >&2
+        echo "Check the network or a proxy (https_proxy), or point PIP_INDEX_URL at a reachable index." >&2
+    else
+        echo "cyborg could not be installed; the end of pip's output:" >&2
+        grep -vE '^\s*$' "$LOG" | tail -n 25 >&2
+    fi
+    echo "pip's whole output: $LOG" >&2
+    exit 1
+}
+
+# mysqlclient's build needs the MariaDB client library's headers and
+# pkg-config (Debian packages), installed here when missing.
+mariadb_headers() {
+    pkg-config --exists libmariadb 2>/dev/null && return 0
+    echo "Installing the MariaDB client headers (libmariadb-dev) ..."
+    local sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -q >>"$LOG" 2>&1
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q \
+        libmariadb-dev pkg-config gcc >>"$LOG" 2>&1 || {
+        echo "libmariadb-dev could not be installed; see $LOG" >&2
+        exit 1
+    }
+}
+
+for part in "${todo[@]}"; do
+    case "$part" in
+        runtime)
+            pip_install pip --upgrade pip
+            pip_install 'cyborg and its requirements' -c constraints.txt \
+                -r requirements.txt
+            pip_install cyborg -c constraints.txt --no-deps -e . ;;
+        test)
+            pip_install 'the test tools' -c constraints.txt \
+                -r test-requirements.txt
+            # The tests run on the production MariaDB driver, mysqlclient
+            # (setup.cfg's mysql extra), and keep psycopg 3 tested: the
+            # MariaDB client headers mysqlclient builds against come first.
+            mariadb_headers
+            pip_install 'the database drivers' -c constraints.txt \
+                -e '.[mysql,psycopg]' ;;
+    esac
+    stamp_of "$part" > "$VENV/.cyborg-installed-$part"
+done
+rm -f "$VENV/.cyborg-installed"
+echo "Installed ${todo[*]} into $VENV."

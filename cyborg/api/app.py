@@ -17,10 +17,12 @@ from oslo_middleware import request_id
 from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
+from cyborg.api import responses
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api import server
 from cyborg import conf as cyborg_conf
 from cyborg import exception
+from cyborg.metrics import api as api_metrics
 from cyborg import policies
 
 LOG = logging.getLogger(__name__)
@@ -141,6 +143,7 @@ def setup_pecan_app(conf):
         # /v2 and /v2/ are the same resource: no redirect to a canonical one.
         force_canonical=False,
         guess_content_type_from_ext=False,
+        custom_renderers={'json': responses.JsonRenderer},
         debug=False)
 
 
@@ -155,16 +158,18 @@ def setup_app(conf=None):
     # Built from the inside out; a request goes through them in this order:
     # 1. request_id: every response, errors and 401s included, carries
     #    X-OpenStack-Request-ID, and every log line of the request its id.
-    # 2. healthcheck: /healthcheck answers before (and without) auth.
-    # 3. HTTPProxyToWSGI ([api] enable_proxy_headers_parsing): the scheme,
+    # 2. metrics ([metrics] enabled): GET /metrics answers before (and
+    #    without) auth; every other request is timed, 401s included.
+    # 3. healthcheck: /healthcheck answers before (and without) auth.
+    # 4. HTTPProxyToWSGI ([api] enable_proxy_headers_parsing): the scheme,
     #    host and prefix of a proxy replace the request's, so links built
     #    from the request (cyborg.api.links) point at the proxy.
-    # 4. CORS: preflight requests carry no token, so CORS comes before auth.
-    # 5. auth: keystonemiddleware (GET /, /v2 and /v2/ pass without a token)
+    # 5. CORS: preflight requests carry no token, so CORS comes before auth.
+    # 6. auth: keystonemiddleware (GET /, /v2 and /v2/ pass without a token)
     #    or noauth, which makes every caller an admin with a service token.
-    # 6. RequestTarget: a path or query string that is not UTF-8 is a 400.
-    # 7. RequestBody: a JSON body that cannot be read is refused (4xx).
-    # 8. unversioned paths are rewritten to /v2 paths, then Pecan and its
+    # 7. RequestTarget: a path or query string that is not UTF-8 is a 400.
+    # 8. RequestBody: a JSON body that cannot be read is refused (4xx).
+    # 9. unversioned paths are rewritten to /v2 paths, then Pecan and its
     #    hooks (context, microversion, conductor, errors) serve the request.
     if conf.auth_strategy == 'noauth':
         LOG.warning('auth_strategy is noauth: every request acts as an '
@@ -177,6 +182,8 @@ def setup_app(conf=None):
         application = http_proxy_to_wsgi.HTTPProxyToWSGI(
             application, {'enable_proxy_headers_parsing': True})
     application = Healthcheck(application, conf)
+    if conf.metrics.enabled:
+        application = api_metrics.Metrics(application)
     application = request_id.RequestId(application)
     return application
 

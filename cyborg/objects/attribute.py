@@ -27,6 +27,10 @@ class AttributeTree:
 def _trees(rows, descendants, parent_uuid_of):
     """The trees of ``rows``, their nested attributes taken from
     ``descendants``; ``parent_uuid_of(row)`` is a top row's parent uuid."""
+    if not descendants:
+        # Nothing nested (the usual page): no row's id is read.
+        return [AttributeTree(row=row, parent_uuid=parent_uuid_of(row),
+                              children=[]) for row in rows]
     below = {}
     for row in descendants:
         below.setdefault(row.parent_attribute_id, []).append(row)

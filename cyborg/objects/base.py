@@ -103,6 +103,21 @@ class TableObject(CyborgObject):
                              sort_dir=sort_dir or 'asc')
         return [cls._from_result(context, result) for result in results]
 
+    @classmethod
+    def list_rows(cls, context, filters=None, limit=None, marker=None,
+                  sort_key=None, sort_dir=None):
+        """The page ``list`` would give as read-only rows, not objects.
+
+        For lists that only render: no object is built per row. Only for
+        tables whose query module has a ``list_rows``; one SQL query.
+
+        :raises: cyborg.exception.InvalidParameterValue on an unknown
+            filter, sort key or marker
+        """
+        return cls._queries.list_rows(
+            context, filters=filters, limit=limit, marker=marker,
+            sort_key=sort_key or 'id', sort_dir=sort_dir or 'asc')
+
     def create(self, context):
         """Insert this object as a new row (uuid generated if unset); reload it."""
         if 'uuid' in self.fields and not self.obj_attr_is_set('uuid'):

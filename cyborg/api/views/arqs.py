@@ -8,6 +8,8 @@ bind failed (null otherwise): an addition to upstream's fields, left out
 below 2.3 so that Nova's answers keep upstream's shape.
 """
 
+import json
+
 from cyborg.api import links
 from cyborg.api import microversions
 from cyborg.api.views import listing
@@ -46,10 +48,54 @@ def created(arqs, version, base_url):
     return {COLLECTION_KEY: [one(arq, version, base_url) for arq in arqs]}
 
 
-def collection(arqs, version, query, params, base_url):
-    """``{"arqs": [...]}`` with a ``next`` link when the page is full."""
-    body = listing.collection(RESOURCE, [one(arq, version, base_url)
-                                         for arq in arqs],
-                              query, params, base_url)
+_ROW_COLUMNS = ('uuid', 'state', 'device_profile_name',
+                'device_profile_group_id', 'hostname', 'device_rp_uuid',
+                'instance_uuid', 'project_id', 'attach_handle_type',
+                'attach_handle_uuid', 'attach_handle_info', 'created_at',
+                'updated_at', 'state_reason')
+
+
+def _info_of(text):
+    """The ``attach_handle_info`` a row's JSON text shows, as ``one`` shows
+    an ARQ object's."""
+    if not text:
+        return {}
+    return {str(key): '' if value is None else str(value)
+            for key, value in sorted(json.loads(text).items())}
+
+
+def collection(rows, version, query, params, base_url):
+    """``{"arqs": [...]}`` with a ``next`` link when the page is full:
+    ``rows`` of ``cyborg.objects.ARQ.list_rows``, rendered as ``one``
+    renders an ARQ."""
+    with_reason = microversions.supports_arq_state_reason(version)
+    make_links = listing.link_maker(RESOURCE, base_url)
+    timestamp = listing.timestamp
+    items = []
+    for (uuid, state, device_profile_name, device_profile_group_id,
+         hostname, device_rp_uuid, instance_uuid, project_id,
+         attach_handle_type, attach_handle_uuid, attach_handle_info,
+         created_at, updated_at,
+         state_reason) in listing.values_of(rows, _ROW_COLUMNS):
+        body = {
+            'uuid': uuid,
+            'state': state,
+            'device_profile_name': device_profile_name,
+            'device_profile_group_id': device_profile_group_id,
+            'hostname': hostname,
+            'device_rp_uuid': device_rp_uuid,
+            'instance_uuid': instance_uuid,
+            'project_id': project_id,
+            'attach_handle_type': attach_handle_type or '',
+            'attach_handle_uuid': attach_handle_uuid,
+            'attach_handle_info': _info_of(attach_handle_info),
+            'created_at': timestamp(created_at),
+            'updated_at': timestamp(updated_at),
+            'links': make_links(uuid),
+        }
+        if with_reason:
+            body['state_reason'] = state_reason
+        items.append(body)
+    body = listing.collection(RESOURCE, items, query, params, base_url)
     body[COLLECTION_KEY] = body.pop(RESOURCE)
     return body

@@ -7,6 +7,8 @@ under it, shown the same way; a list holds the top-level attributes only.
 Below 2.4 every attribute is shown flat, as upstream does.
 """
 
+import operator
+
 from cyborg.api import links
 from cyborg.api import microversions
 from cyborg.api.views import listing
@@ -35,18 +37,37 @@ def collection(attributes, query, params, base_url):
         query, params, base_url)
 
 
+_TREE_COLUMNS = ('uuid', 'deployable_id', 'key', 'value', 'created_at',
+                 'updated_at')
+_getters = {}
+
+
+def _values(row):
+    """The ``_TREE_COLUMNS`` of a database row (read by position, see
+    ``listing.values_of``) or of an Attribute object."""
+    fields = getattr(row, '_fields', None)
+    if fields is None:
+        return tuple(getattr(row, name) for name in _TREE_COLUMNS)
+    get = _getters.get(fields)
+    if get is None:
+        get = _getters[fields] = operator.itemgetter(
+            *[fields.index(name) for name in _TREE_COLUMNS])
+    return get(row)
+
+
 def _tree_body(tree, make_links):
-    row = tree.row
+    (uuid, deployable_id, key, value, created_at,
+     updated_at) = _values(tree.row)
     return {
-        'uuid': row.uuid,
-        'deployable_id': row.deployable_id,
-        'key': row.key,
-        'value': row.value,
+        'uuid': uuid,
+        'deployable_id': deployable_id,
+        'key': key,
+        'value': value,
         'parent_attribute_uuid': tree.parent_uuid,
         'children': [_tree_body(child, make_links) for child in tree.children],
-        'created_at': listing.timestamp(row.created_at),
-        'updated_at': listing.timestamp(row.updated_at),
-        'links': make_links(row.uuid),
+        'created_at': listing.timestamp(created_at),
+        'updated_at': listing.timestamp(updated_at),
+        'links': make_links(uuid),
     }
 
 

@@ -7,8 +7,10 @@ From microversion 2.4 a deployable also carries its own integer ``id``
 parent and root (``parent_uuid``, ``root_uuid``), and a nested attribute is
 shown under its parent in ``attributes_list`` (the parent's value is then
 the object of its nested attributes). Lists and GET of one render database
-rows straight (``cyborg.objects.Deployable.list_rows`` and ``get_row``)
-through the same ``_body`` as a Deployable object (a program's answer).
+rows straight (``cyborg.objects.Deployable.list_rows`` and ``get_row``):
+GET of one through the same ``_body`` as a Deployable object (a program's
+answer), a list reading each row by position (``listing.values_of``) into
+the same fields in the same order.
 """
 
 import json
@@ -28,29 +30,55 @@ def row_options(version):
     }
 
 
+_quote = json.encoder.encode_basestring_ascii
+
+
+def attributes_text(attributes_list):
+    """``json.dumps(attributes_list)``, the same text, built directly for
+    the usual list of one-key objects of text (json.dumps costs most of a
+    deployable's rendering otherwise)."""
+    parts = []
+    for item in attributes_list:
+        if len(item) != 1:
+            return json.dumps(attributes_list)
+        (key, value), = item.items()
+        if value is None:
+            text = 'null'
+        elif type(value) is str and type(key) is str:
+            text = _quote(value)
+        else:
+            return json.dumps(attributes_list)
+        parts.append('{%s: %s}' % (_quote(key), text))
+    return '[%s]' % ', '.join(parts)
+
+
 def _body(deployable, attributes_list, make_links, tree_uuids=False):
-    body = {}
+    timestamp = listing.timestamp
     if tree_uuids:
-        body['id'] = deployable.id
-    body['uuid'] = deployable.uuid
-    body['parent_id'] = deployable.parent_id
-    if tree_uuids:
-        body['parent_uuid'] = deployable.parent_uuid
-    body['root_id'] = deployable.root_id
-    if tree_uuids:
-        body['root_uuid'] = deployable.root_uuid
-    body.update({
-        'name': deployable.name,
-        'num_accelerators': deployable.num_accelerators,
-        'device_id': deployable.device_id,
-        'attributes_list': json.dumps(attributes_list),
-        'rp_uuid': deployable.rp_uuid,
-        'driver_name': deployable.driver_name,
-        'bitstream_id': deployable.bitstream_id,
-        'created_at': listing.timestamp(deployable.created_at),
-        'updated_at': listing.timestamp(deployable.updated_at),
-        'links': make_links(deployable.uuid),
-    })
+        body = {
+            'id': deployable.id,
+            'uuid': deployable.uuid,
+            'parent_id': deployable.parent_id,
+            'parent_uuid': deployable.parent_uuid,
+            'root_id': deployable.root_id,
+            'root_uuid': deployable.root_uuid,
+        }
+    else:
+        body = {
+            'uuid': deployable.uuid,
+            'parent_id': deployable.parent_id,
+            'root_id': deployable.root_id,
+        }
+    body['name'] = deployable.name
+    body['num_accelerators'] = deployable.num_accelerators
+    body['device_id'] = deployable.device_id
+    body['attributes_list'] = attributes_text(attributes_list)
+    body['rp_uuid'] = deployable.rp_uuid
+    body['driver_name'] = deployable.driver_name
+    body['bitstream_id'] = deployable.bitstream_id
+    body['created_at'] = timestamp(deployable.created_at)
+    body['updated_at'] = timestamp(deployable.updated_at)
+    body['links'] = make_links(deployable.uuid)
     return body
 
 
@@ -79,8 +107,37 @@ def collection(results, version, query, params, base_url):
     """
     make_links = listing.link_maker(RESOURCE, base_url)
     tree_uuids = row_options(version)['tree_uuids']
-    return listing.collection(
-        RESOURCE, [_body(row, attributes_list, make_links,
-                         tree_uuids=tree_uuids)
-                   for row, attributes_list in results],
-        query, params, base_url)
+    timestamp = listing.timestamp
+    rows = [row for row, _ in results]
+    names = _ROW_COLUMNS + _TREE_COLUMNS if tree_uuids else _ROW_COLUMNS
+    items = []
+    for values, (_, attributes_list) in zip(
+            listing.values_of(rows, names), results, strict=True):
+        (id_, uuid, parent_id, root_id, name, num_accelerators, device_id,
+         rp_uuid, driver_name, bitstream_id, created_at,
+         updated_at) = values[:12]
+        if tree_uuids:
+            parent_uuid, root_uuid = values[12:]
+            body = {'id': id_, 'uuid': uuid, 'parent_id': parent_id,
+                    'parent_uuid': parent_uuid, 'root_id': root_id,
+                    'root_uuid': root_uuid}
+        else:
+            body = {'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id}
+        body['name'] = name
+        body['num_accelerators'] = num_accelerators
+        body['device_id'] = device_id
+        body['attributes_list'] = attributes_text(attributes_list)
+        body['rp_uuid'] = rp_uuid
+        body['driver_name'] = driver_name
+        body['bitstream_id'] = bitstream_id
+        body['created_at'] = timestamp(created_at)
+        body['updated_at'] = timestamp(updated_at)
+        body['links'] = make_links(uuid)
+        items.append(body)
+    return listing.collection(RESOURCE, items, query, params, base_url)
+
+
+_ROW_COLUMNS = ('id', 'uuid', 'parent_id', 'root_id', 'name',
+                'num_accelerators', 'device_id', 'rp_uuid', 'driver_name',
+                'bitstream_id', 'created_at', 'updated_at')
+_TREE_COLUMNS = ('parent_uuid', 'root_uuid')

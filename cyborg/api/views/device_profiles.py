@@ -7,6 +7,7 @@ not by POST.
 """
 
 import datetime
+import json
 
 from cyborg.api import links
 from cyborg.api.views import listing
@@ -19,9 +20,10 @@ def timestamp(value):
     if value is None:
         return None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value.astimezone(datetime.timezone.utc).replace(
-        microsecond=0).isoformat(sep=' ')
+        # A row's: formatted as is, the fast path of every list.
+        return value.isoformat(sep=' ', timespec='seconds') + '+00:00'
+    return value.astimezone(datetime.timezone.utc).isoformat(
+        sep=' ', timespec='seconds')
 
 
 def one(device_profile, base_url):
@@ -54,8 +56,30 @@ def created(device_profiles, base_url):
     return {RESOURCE: [one(profile, base_url) for profile in device_profiles]}
 
 
-def collection(device_profiles, query, params, base_url):
-    """``{"device_profiles": [...]}`` with a ``next`` link when the page is full."""
-    return listing.collection(
-        RESOURCE, [one(profile, base_url) for profile in device_profiles],
-        query, params, base_url)
+def groups_of(profile_json):
+    """The ``groups`` of a profile's ``profile_json`` text, as its object's
+    field holds them (values as strings or None)."""
+    return [{key: value if value is None or isinstance(value, str)
+             else str(value) for key, value in group.items()}
+            for group in json.loads(profile_json)]
+
+
+def collection(rows, query, params, base_url):
+    """``{"device_profiles": [...]}`` with a ``next`` link when the page is
+    full: ``rows`` of ``cyborg.objects.DeviceProfile.list_rows``, rendered
+    as ``one`` renders a DeviceProfile."""
+    self_prefix = links.build_url(base_url, RESOURCE, '')
+    return listing.collection(RESOURCE, [{
+        'uuid': uuid,
+        'name': name,
+        'description': description,
+        'groups': groups_of(profile_json),
+        'created_at': timestamp(created_at),
+        'updated_at': timestamp(updated_at),
+        'links': [{'href': self_prefix + uuid, 'rel': 'self'}],
+    } for uuid, name, description, profile_json, created_at, updated_at
+        in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
+
+
+_ROW_COLUMNS = ('uuid', 'name', 'description', 'profile_json', 'created_at',
+                'updated_at')

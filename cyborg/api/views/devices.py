@@ -3,7 +3,8 @@
 ``status`` and ``status_reason`` (why a device is in maintenance; an
 addition to upstream's fields, kept with seed 004's PATCH) appear from
 microversion 2.3; the internal ``id`` never does. A list renders database
-rows straight (no object per row) through the same ``_body`` as one Device.
+rows straight (no object per row), each read by position
+(``listing.values_of``) into the fields ``_body`` gives one Device.
 """
 
 from cyborg.api import microversions
@@ -37,14 +38,36 @@ def one(device, version, base_url):
                  listing.link_maker(RESOURCE, base_url))
 
 
-def collection(devices, version, query, params, base_url):
-    """``{"devices": [...]}`` with a ``next`` link when the page is full.
+_ROW_COLUMNS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
+                'vendor_board_info', 'hostname', 'created_at', 'updated_at',
+                'status', 'status_reason')
 
-    ``devices`` may be Device objects or rows of
-    ``cyborg.objects.Device.list_rows``.
-    """
+
+def collection(rows, version, query, params, base_url):
+    """``{"devices": [...]}`` with a ``next`` link when the page is full:
+    ``rows`` of ``cyborg.objects.Device.list_rows``, rendered as ``_body``
+    renders a Device."""
     with_status = microversions.supports_device_status(version)
     make_links = listing.link_maker(RESOURCE, base_url)
-    return listing.collection(
-        RESOURCE, [_body(device, with_status, make_links) for device in devices],
-        query, params, base_url)
+    timestamp = listing.timestamp
+    items = []
+    for (uuid, type_, vendor, model, std_board_info, vendor_board_info,
+         hostname, created_at, updated_at, status,
+         status_reason) in listing.values_of(rows, _ROW_COLUMNS):
+        body = {
+            'uuid': uuid,
+            'type': type_,
+            'vendor': vendor,
+            'model': model,
+            'std_board_info': std_board_info,
+            'vendor_board_info': vendor_board_info,
+            'hostname': hostname,
+            'created_at': timestamp(created_at),
+            'updated_at': timestamp(updated_at),
+            'links': make_links(uuid),
+        }
+        if with_status:
+            body['status'] = status
+            body['status_reason'] = status_reason
+        items.append(body)
+    return listing.collection(RESOURCE, items, query, params, base_url)

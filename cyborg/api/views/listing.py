@@ -5,6 +5,7 @@ Every function building a URL takes ``base_url``, the request's
 """
 
 import datetime
+import operator
 import urllib.parse
 
 from cyborg.api import links
@@ -18,11 +19,26 @@ def timestamp(value):
     """
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.UTC)
     # Whole seconds, always: an answer built from a new object and one read
     # back from the database give the same text.
-    return value.astimezone(datetime.UTC).replace(microsecond=0).isoformat()
+    if value.tzinfo is None:
+        # A row's: formatted as is, the fast path of every list.
+        return value.isoformat(timespec='seconds') + '+00:00'
+    return value.astimezone(datetime.UTC).isoformat(timespec='seconds')
+
+
+def values_of(rows, names):
+    """Each of ``rows`` (SQLAlchemy rows of one statement) as the tuple of
+    its ``names`` columns, in that order.
+
+    Reading a row by attribute costs SQLAlchemy a microsecond or more per
+    column, by position a tenth of that: a list reads each row once, here.
+    """
+    if not rows:
+        return []
+    fields = rows[0]._fields
+    return map(operator.itemgetter(*[fields.index(name) for name in names]),
+               rows)
 
 
 def link_maker(resource, base_url):

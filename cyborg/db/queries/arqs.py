@@ -13,6 +13,7 @@ from cyborg.db.queries import rows
 from cyborg.objects import fields
 
 ARQ = models.ARQ
+ARQ_TABLE = ARQ.__table__
 # Fields that come from joined tables, by the name the ARQ object gives them.
 JOINED = {
     'device_profile_name': models.DeviceProfile.name,
@@ -70,6 +71,23 @@ def list_arqs(context, filters=None, limit=None, marker=None, sort_key='id',
     return context.session.execute(query).all()
 
 
+@db_api.reader
+def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
+              sort_dir='asc'):
+    """The page of ``list_arqs`` as read-only Core rows of the ARQ's columns
+    and the joined fields (``attach_handle_info`` JSON text), in one query."""
+    query = sa.select(
+        *ARQ_TABLE.columns,
+        *(column.label(name) for name, column in JOINED.items())
+    ).join(
+        models.DeviceProfile, ARQ.device_profile_id == models.DeviceProfile.id
+    ).outerjoin(
+        models.AttachHandle, ARQ.attach_handle_id == models.AttachHandle.id)
+    query = rows.page(context, ARQ, query, COLUMNS, filters, limit, marker,
+                      sort_key, sort_dir)
+    return rows.read(context, query)
+
+
 @db_api.writer
 def update(context, uuid, values):
     """Change columns of the ARQ with ``uuid``; return it joined again."""
@@ -88,7 +106,6 @@ def destroy(context, uuid):
 # Each touches all the ARQs it is given in one statement, so that creating,
 # binding, unbinding or deleting N ARQs costs as many statements as one.
 
-ARQ_TABLE = ARQ.__table__
 
 
 def _owned(query, table, project_id):

@@ -61,7 +61,7 @@ def list_top_level_with_descendants(context, filters=None, limit=None,
     query = rows.page(context, Attribute, sa.select(*_TABLE.columns),
                       COLUMNS, dict(filters or {}, parent_attribute_id=None),
                       limit, marker, sort_key, sort_dir)
-    page = context.session.execute(query).all()
+    page = rows.read(context, query)
     return page, _descendants(context, [row.id for row in page])
 
 
@@ -135,7 +135,7 @@ def _descendants(context, parent_ids):
     tree = tree.union(sa.select(*child.columns).where(
         child.c.parent_attribute_id == tree.c.id))
     query = sa.select(*tree.columns).order_by(tree.c.id)
-    return context.session.execute(query).all()
+    return rows.read(context, query)
 
 
 @db_api.writer

@@ -60,6 +60,17 @@ def list_device_profiles(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+@db_api.reader
+def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
+              sort_dir='asc'):
+    """The page of ``list_device_profiles`` as read-only Core rows (the
+    groups as ``profile_json`` text), in one query."""
+    query = rows.page(context, DeviceProfile,
+                      sa.select(*DeviceProfile.__table__.columns), COLUMNS,
+                      filters, limit, marker, sort_key, sort_dir)
+    return rows.read(context, query)
+
+
 @db_api.writer
 def update(context, uuid, values):
     """Change columns of the device profile with ``uuid``; return the row."""

@@ -49,7 +49,7 @@ def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
     """The page of ``list_devices`` as read-only Core rows, for lists that only render."""
     query = rows.page(context, Device, sa.select(*Device.__table__.columns),
                       COLUMNS, filters, limit, marker, sort_key, sort_dir)
-    return context.session.execute(query).all()
+    return rows.read(context, query)
 
 
 @db_api.writer

@@ -66,6 +66,14 @@ def storable(value):
     return not (isinstance(value, str) and '\x00' in value)
 
 
+def read(context, query):
+    """Every row of ``query`` as read-only Core rows, run on the session's
+    connection: the ORM's result handling (identity map, entity loading)
+    costs more per row than the driver does, for rows that only render.
+    """
+    return context.session.connection().execute(query).all()
+
+
 def create(context, model, values):
     """Insert one row of ``model`` and return it (flushed, so ``id`` is set)."""
     row = model(**values)

@@ -64,7 +64,8 @@ class ARQsController(rest.RestController):
             if unresolved:
                 raise ARQsNotResolved(instance=instance,
                                       uuids=', '.join(unresolved))
-        arqs = objects.ARQ.list(
+        # Rows, not objects: the list only renders them.
+        arqs = objects.ARQ.list_rows(
             context, filters=filters, **query.paging())
         return arq_views.collection(arqs, request.version, query, params,
                                     request.base_url)

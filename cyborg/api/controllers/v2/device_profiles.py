@@ -54,7 +54,8 @@ class DeviceProfilesController(rest.RestController):
         request = pecan.request
         request.context.can(device_profile_policies.LIST)
         query = device_profile_schemas.list_query(params, request.max_limit)
-        device_profiles = objects.DeviceProfile.list(
+        # Rows, not objects: the list only renders them.
+        device_profiles = objects.DeviceProfile.list_rows(
             request.context, filters=query.filters, **query.paging())
         return device_profile_views.collection(device_profiles, query, params,
                                                request.base_url)

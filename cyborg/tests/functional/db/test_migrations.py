@@ -1,7 +1,8 @@
 """Migrations on SQLite, MariaDB and PostgreSQL: they build exactly the models.
 
 Each test class runs on one backend; MariaDB and PostgreSQL tests are skipped
-when their server cannot be reached (failed under ``CI=true``).
+when their server cannot be reached (failed under ``CI=true``). They run on
+the fixture's default drivers, and once on the other driver of each server.
 """
 
 import sqlalchemy as sa
@@ -17,11 +18,13 @@ class MigrationsTestMixin:
     """Upgrade an empty database of ``backend`` and compare it with the models."""
 
     backend = None
+    # The fixture's default driver of ``backend`` unless named.
+    driver = None
 
     def setUp(self):
         super().setUp()
         self.database = self.useFixture(
-            database.Database(self.backend, schema=None))
+            database.Database(self.backend, schema=None, driver=self.driver))
 
     def test_empty_database_has_no_revision(self):
         self.assertIsNone(migration.current_revision(self.database.engine))
@@ -79,3 +82,19 @@ class MySQLMigrationsTest(MigrationsTestMixin, ModelsMigrationsSyncMixin,
 class PostgreSQLMigrationsTest(MigrationsTestMixin, ModelsMigrationsSyncMixin,
                                base.TestCase):
     backend = 'postgresql'
+
+
+# The other driver of each server (the suite runs on the production
+# default): the migrations and the models' round trip on it.
+class MySQLOtherDriverMigrationsTest(MigrationsTestMixin,
+                                     ModelsMigrationsSyncMixin,
+                                     base.TestCase):
+    backend = 'mysql'
+    driver = database.OTHER_DRIVERS['mysql']
+
+
+class PostgreSQLOtherDriverMigrationsTest(MigrationsTestMixin,
+                                          ModelsMigrationsSyncMixin,
+                                          base.TestCase):
+    backend = 'postgresql'
+    driver = database.OTHER_DRIVERS['postgresql']

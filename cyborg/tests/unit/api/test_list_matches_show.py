@@ -1,4 +1,5 @@
-"""Every row of GET /v2/deployables and /v2/devices equals its GET of one.
+"""Every row of a list (devices, deployables, attributes, ARQs, device
+profiles) equals its GET of one.
 
 The lists render database rows straight, the single GETs render objects;
 these tests hold the two to the same bytes per row, at microversions 2.0,
@@ -25,6 +26,7 @@ from cyborg.db.queries import devices as device_queries
 from cyborg.api.views import deployables as deployable_views
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
+from cyborg.tests.unit.db import records
 
 VERSIONS = ('2.0', '2.3', '2.4')
 
@@ -137,6 +139,55 @@ class TestListMatchesShow(base.TestCase):
             listed = self._assert_rows_match('devices', version, 2)
             self.assertEqual(version != '2.0', 'status' in listed[0])
             self.assertIn('+00:00', listed[0]['created_at'])
+
+
+    def _add_requests(self):
+        """A profile with two groups and a non-ASCII description, and one
+        ARQ of each shape: Initial, Bound to an attach handle, BindFailed
+        with its reason."""
+        profile = records.make_device_profile(
+            self.context, description='deux FPGA, é',
+            groups=[{'resources:FPGA': '1'},
+                    {'resources:FPGA': '1', 'trait:CUSTOM_B': 'required'}])
+        records.make_device_profile(self.context, description=None)
+        tree = records.DeviceTree(self.context, handles=1)
+        records.make_arq(self.context, profile)
+        records.make_arq(
+            self.context, profile, state='Bound', hostname='host-0',
+            device_rp_uuid=uuidutils.generate_uuid(),
+            instance_uuid=uuidutils.generate_uuid(), project_id='p',
+            attach_handle_id=tree.attach_handles[0].id,
+            deployable_id=tree.deployable.id)
+        records.make_arq(self.context, profile, state='BindFailed',
+                         device_profile_group_id=1,
+                         state_reason='no free handle')
+
+    def test_arqs(self):
+        self._add_requests()
+        for version in VERSIONS:
+            listed = self._get('/v2/accelerator_requests', version)['arqs']
+            self.assertEqual(3, len(listed))
+            for row in listed:
+                shown = self._get('/v2/accelerator_requests/%s' % row['uuid'],
+                                  version)
+                self.assertEqual(shown, row)
+                self.assertEqual(list(shown), list(row))
+            self.assertEqual(version != '2.0', 'state_reason' in listed[0])
+            self.assertEqual(['', 'TEST_PCI', ''], [
+                row['attach_handle_type'] for row in listed])
+
+    def test_device_profiles(self):
+        self._add_requests()
+        for version in VERSIONS:
+            listed = self._get('/v2/device_profiles', version)[
+                'device_profiles']
+            self.assertEqual(2, len(listed))
+            for row in listed:
+                shown = self._get('/v2/device_profiles/%s' % row['uuid'],
+                                  version)['device_profile']
+                self.assertEqual(shown, row)
+                self.assertEqual(list(shown), list(row))
+            self.assertEqual(2, len(listed[0]['groups']))
 
 
 class TestListMatchesShowMySQL(TestListMatchesShow):

@@ -14,6 +14,7 @@ from cyborg.db.queries import attributes as attribute_queries
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
 from cyborg.tests.unit.api import real_app
+from cyborg.tests.unit.db import records
 
 SMALL = 2
 LARGE = 100
@@ -76,7 +77,7 @@ class TestListQueryCounts(real_app.RealAppTestCase):
 
     def test_devices_list(self):
         count = self._assert_constant('/v2/devices', 'devices', 1)
-        self.assertLessEqual(count, 1)
+        self.assertEqual(1, count)
 
     def test_devices_list_with_filters_and_marker(self):
         self._add_devices(1)
@@ -106,7 +107,7 @@ class TestListQueryCounts(real_app.RealAppTestCase):
 
     def test_attributes_list(self):
         count = self._assert_constant('/v2/attributes', 'attributes', 4)
-        self.assertLessEqual(count, 1)
+        self.assertEqual(1, count)
 
     def test_deployables_list_at_2_4(self):
         count = self._assert_constant('/v2/deployables?programmed=false',
@@ -121,6 +122,51 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         # One page of top-level attributes and one recursive query of
         # everything nested under them.
         self.assertLessEqual(count, 2)
+
+    def _add_arqs(self, count):
+        """ARQs of their own profile each, every other one Bound to an
+        attach handle (the list joins both)."""
+        for index in range(count):
+            profile = records.make_device_profile(self.context)
+            values = {}
+            if index % 2:
+                tree = records.DeviceTree(self.context, handles=1)
+                values = {'state': 'Bound', 'hostname': 'host-1',
+                          'instance_uuid': uuidutils.generate_uuid(),
+                          'attach_handle_id': tree.attach_handles[0].id,
+                          'deployable_id': tree.deployable.id}
+            records.make_arq(self.context, profile, **values)
+
+    def test_arqs_list(self):
+        self._add_arqs(SMALL)
+        small_count, small_body = self._statements_for(
+            '/v2/accelerator_requests')
+        self._add_arqs(LARGE - SMALL)
+        large_count, large_body = self._statements_for(
+            '/v2/accelerator_requests')
+        self.assertEqual(SMALL, len(small_body['arqs']))
+        self.assertEqual(LARGE, len(large_body['arqs']))
+        self.assertEqual(LARGE // 2, len([
+            arq for arq in large_body['arqs']
+            if arq['attach_handle_type'] == 'TEST_PCI'
+            and arq['attach_handle_info']['bus'] == '0c']))
+        self.assertEqual(small_count, large_count)
+        # The ARQs joined to their profiles and attach handles.
+        self.assertEqual(1, large_count)
+
+    def test_device_profiles_list(self):
+        for _ in range(SMALL):
+            records.make_device_profile(self.context)
+        small_count, _ = self._statements_for('/v2/device_profiles')
+        for _ in range(LARGE - SMALL):
+            records.make_device_profile(self.context)
+        large_count, body = self._statements_for('/v2/device_profiles')
+        self.assertEqual(LARGE, len(body['device_profiles']))
+        self.assertEqual([{'resources:FPGA': '1',
+                           'trait:CUSTOM_FAKE_DEVICE': 'required'}],
+                         body['device_profiles'][-1]['groups'])
+        self.assertEqual(small_count, large_count)
+        self.assertEqual(1, large_count)
 
     def test_attributes_of_a_deployable(self):
         self._add_devices(SMALL)

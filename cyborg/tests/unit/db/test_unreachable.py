@@ -6,6 +6,8 @@ wrap them; the outage itself, with real servers, is tested in
 cyborg/tests/functional/services/test_db_outage.py.
 """
 
+import MySQLdb
+import psycopg
 import psycopg2
 import pymysql
 import sqlalchemy as sa
@@ -54,6 +56,19 @@ class TestUnreachableReason(base.TestCase):
         reason = db_api.unreachable_reason(error)
         self.assertEqual('OperationalError; retry later', reason)
         self.assertNotIn('127.0.0.1', reason)
+
+    def test_every_driver_says_cannot_connect(self):
+        # The production drivers (mysqlclient, psycopg2) and the others.
+        for error in (MySQLdb.OperationalError(2003, "Can't connect"),
+                      pymysql.err.OperationalError(2003, "Can't connect"),
+                      MySQLdb.OperationalError(2013, 'Lost connection'),
+                      psycopg2.OperationalError('Connection refused'),
+                      psycopg.OperationalError('Connection refused')):
+            reason = db_api.unreachable_reason(_wrapped(error))
+            self.assertIsNotNone(reason, error)
+            self.assertNotIn('refused', reason)
+        self.assertIsNone(db_api.unreachable_reason(_wrapped(
+            MySQLdb.OperationalError(1205, 'Lock wait timeout'))))
 
     def test_closed_connection_interface_error(self):
         error = _wrapped(pymysql.err.InterfaceError(0, ''),
