@@ -17,6 +17,11 @@ room for every ARQ, and stops it at the end. With ``--endpoint`` it uses a
 running deployment without Keystone (``auth_strategy = noauth``: binds
 need a service token, which noauth gives every request) and binds to the
 FPGA regions its devices report, as far as their handles are free.
+``--deployment`` starts a deployment of ``soak_services`` instead (the
+all-in-one, or the services as processes over RabbitMQ on MariaDB), and
+``--events`` has each instance wait for its Nova event, as Nova does,
+rather than poll. ``--latency`` measures one bind at a time next to the
+agent call it needs (``bind_latency``).
 """
 
 import argparse
@@ -39,6 +44,7 @@ import requests
 import yaml
 
 import bench
+import bind_latency
 
 QUICK = {'instances': 6, 'arqs_per_instance': 2, 'concurrency': 3}
 # Instances bound to one FPGA region of the fleet the script starts.
@@ -207,10 +213,14 @@ def plan(api, instances, arqs_per_instance):
     return [(hostname, rp_uuid) for _, rp_uuid, hostname in slots[:instances]]
 
 
-def bind_instance(api, profile_name, instance, hostname, rp_uuid, timeout):
+def bind_instance(api, profile_name, instance, hostname, rp_uuid, timeout,
+                  nova=None):
     """Create and bind the ARQs of ``instance``; return its timings.
 
-    A request answered with an unexpected status is the result's ``error``.
+    With ``nova`` (a ``bind_latency.NovaEvents``) the instance waits for
+    its event, as Nova does, and then reads its ARQs once, instead of
+    polling. A request answered with an unexpected status is the result's
+    ``error``.
     """
     result = {'instance': instance, 'created': None, 'bind': None,
               'total': None, 'states': [], 'arqs': 0, 'error': None}
@@ -229,6 +239,11 @@ def bind_instance(api, profile_name, instance, hostname, rp_uuid, timeout):
         path = ('/v2/accelerator_requests?instance=%s&bind_state=resolved'
                 % instance)
         deadline = created + timeout
+        if nova is not None:
+            try:
+                nova.wait_for(instance, timeout)
+            except RuntimeError:
+                pass  # the GET below says where the bind is
         while True:
             response = api.call('GET', path, expected=(200, 423))
             if response.status_code == 200:
@@ -281,7 +296,7 @@ def report(results, arguments, wall, regions):
     return states, arq_count, errors
 
 
-def run(api, arguments):
+def run(api, arguments, nova=None):
     """The measured phase and the cleanup; print the numbers."""
     targets = plan(api, arguments.instances, arguments.arqs_per_instance)
     profile_name = 'bench-arq-%s' % uuid.uuid4().hex[:8]
@@ -296,7 +311,7 @@ def run(api, arguments):
         # imports, the first RPC and the first agent call.
         hostname, rp_uuid = targets[0]
         warm_up = bind_instance(api, profile_name, warm_up_instance,
-                                hostname, rp_uuid, arguments.timeout)
+                                hostname, rp_uuid, arguments.timeout, nova)
         api.call('DELETE', '/v2/accelerator_requests?instance=%s'
                  % warm_up_instance, expected=(204,))
         print('%-40s %s' % ('warm-up instance (not counted)', warm_up[
@@ -308,7 +323,7 @@ def run(api, arguments):
             results = list(pool.map(
                 lambda item: bind_instance(api, profile_name, item[0],
                                            item[1][0], item[1][1],
-                                           arguments.timeout),
+                                           arguments.timeout, nova),
                 zip(instances, targets, strict=True)))
             wall = time.perf_counter() - started
         states, arq_count, errors = report(
@@ -342,6 +357,41 @@ def run(api, arguments):
     return 1
 
 
+def run_on_deployment(arguments):
+    """``run`` on a deployment of ``soak_services`` (``--deployment``, with
+    [nova] at a stand-in whose events the instances wait for with
+    ``--events``); the exit code."""
+    import soak_services
+
+    target = arguments.deployment or 'aio'
+    # soak_services gives each FPGA region 2 handles.
+    regions = math.ceil(arguments.instances * arguments.arqs_per_instance
+                        / 2) + arguments.arqs_per_instance
+    nova = bind_latency.NovaEvents() if arguments.events else None
+    options = {}
+    if nova is not None:
+        options['nova'] = {'auth_type': 'admin_token',
+                           'endpoint': nova.endpoint, 'token': 'nova-token'}
+    deployment = soak_services.Deployment(
+        target, argparse.Namespace(clients=regions, keep_logs=False),
+        conductor_options=options)
+    try:
+        started = time.perf_counter()
+        deployment.start()
+        api = Api('http://127.0.0.1:%d' % deployment.api_port)
+        deployment.wait_for_regions(api)
+        print('deployment: %s started by the script%s, %d FPGA regions x 2 '
+              'handles, ready in %.1f s, CPUs %d' % (
+                  target, ', instances wait for Nova events'
+                  if nova else '', regions, time.perf_counter() - started,
+                  os.cpu_count()))
+        return run(api, arguments, nova)
+    finally:
+        deployment.stop()
+        if nova is not None:
+            nova.stop()
+
+
 def parse_arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--instances', type=int, default=200,
@@ -359,6 +409,21 @@ def parse_arguments(argv=None):
     parser.add_argument('--timeout', type=float, default=120,
                         help='seconds an instance\'s bind may take to '
                              'resolve (default 120)')
+    parser.add_argument('--deployment', choices=('aio', 'processes'),
+                        help='start this deployment (soak_services.py: '
+                             'processes are cyborg-api, -conductor and '
+                             '-agent over RabbitMQ on MariaDB) instead of '
+                             'the default cyborg-aio')
+    parser.add_argument('--events', action='store_true',
+                        help='configure [nova] at a stand-in and have each '
+                             'instance wait for its event, as Nova does, '
+                             'instead of polling (implies --deployment aio '
+                             'unless given)')
+    parser.add_argument('--latency', action='store_true',
+                        help='instead: one bind at a time, PATCH -> Bound '
+                             'next to the agent call, on deployments the '
+                             'script starts (bind_latency.py)')
+    bind_latency.add_arguments(parser)
     return bench.parse_arguments(
         parser, argv, QUICK,
         '%(instances)d instances x %(arqs_per_instance)d '
@@ -368,6 +433,10 @@ def parse_arguments(argv=None):
 
 def main(argv=None):
     arguments = parse_arguments(argv)
+    if arguments.latency:
+        return bind_latency.run(arguments)
+    if arguments.deployment or arguments.events:
+        return run_on_deployment(arguments)
     all_in_one = None
     if arguments.endpoint:
         api = Api(arguments.endpoint)

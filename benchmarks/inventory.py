@@ -61,6 +61,11 @@ CONDUCTOR_HOST = 'bench-conductor'
 TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
 API_HEADERS = {'OpenStack-API-Version': 'accelerator 2.3'}
 QUICK = {'hosts': 5, 'devices': 2, 'vfs': 2, 'requests': 5}
+# --fleet-reports: 64 deployables a host (8 x (root, region, PF, 5 VFs)).
+FLEET_REPORTS = {'hosts': 100, 'devices': 8, 'vfs': 5,
+                 'database_url': 'mysql+pymysql://root@127.0.0.1:3306/'
+                                 'cyborg_bench_fleet_%s'
+                                 % uuid.uuid4().hex[:8]}
 
 
 def timing_line(name, seconds, total=False):
@@ -326,11 +331,38 @@ def parse_arguments(argv=None):
              'cyborg_bench or postgresql+psycopg2://postgres@127.0.0.1/'
              'cyborg_bench (created and dropped; must not exist). Default: '
              'an SQLite file in a temporary directory')
-    return bench.parse_arguments(
+    parser.add_argument(
+        '--fleet-reports', action='store_true',
+        help='instead of the listings: a first and an unchanged report of '
+             'one host of --big-host GPUs, then the hosts\' unchanged '
+             'reports all at once to 1 and 2 conductor processes '
+             '(fleet_reports.py). Defaults then: 100 hosts x 8 FPGAs x 5 '
+             'VFs (64 deployables a host), a MariaDB database')
+    parser.add_argument('--big-host', type=int, default=1000,
+                        help='GPUs of the big host of --fleet-reports '
+                             '(default 1000; 0: skip it)')
+    parser.add_argument('--senders', type=int, default=16,
+                        help='reports in flight at once in --fleet-reports '
+                             '(default 16)')
+    parser.add_argument('--conductors', default='1,2',
+                        help='conductor processes of --fleet-reports, in '
+                             'turn (default 1,2)')
+    arguments = bench.parse_arguments(
         parser, argv, QUICK,
         'a small fleet (%(hosts)d hosts x %(devices)d '
         'devices x %(vfs)d VFs, %(requests)d requests) '
         'to check that the script works')
+    if arguments.fleet_reports:
+        given = argv if argv is not None else sys.argv[1:]
+        for name, value in FLEET_REPORTS.items():
+            if '--' + name.replace('_', '-') not in given:
+                setattr(arguments, name, value)
+        if arguments.quick:
+            arguments.big_host = min(arguments.big_host, 20)
+            arguments.hosts = QUICK['hosts']
+            arguments.vfs = QUICK['vfs']
+            arguments.devices = QUICK['devices']
+    return arguments
 
 
 def main(argv=None):
@@ -353,6 +385,11 @@ def main(argv=None):
                 print('fleet: %d hosts x %d FPGAs x %d VFs, database %s, '
                       'CPUs %d' % (arguments.hosts, arguments.devices,
                                    arguments.vfs, backend, os.cpu_count()))
+                if arguments.fleet_reports:
+                    import fleet_reports
+                    fleet_reports.run(fleet, arguments, hosts, fleet_path,
+                                      run)
+                    return 0
                 bench_reports(fleet, hosts, fleet_path)
                 bench_api(fleet.api_url, arguments.requests,
                           arguments.page_size)

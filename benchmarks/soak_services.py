@@ -119,9 +119,12 @@ def sample_process(leader, db_port):
 class Deployment:
     """Services of one target, RabbitMQ vhost, temp directory, database."""
 
-    def __init__(self, target, arguments):
+    def __init__(self, target, arguments, conductor_options=None):
         self.target = target
         self.arguments = arguments
+        # More configuration groups of the conductor (or the all-in-one),
+        # e.g. [nova] for arq_bind.py --latency.
+        self.conductor_options = conductor_options or {}
         self.run = uuid.uuid4().hex[:8]
         self.directory = tempfile.mkdtemp(prefix='cyborg-soak-%s-' % target)
         self.agent_host = 'soak-%s-%s' % (target, self.run)
@@ -154,13 +157,13 @@ class Deployment:
         placement_port = processes.free_port()
         self.placement_url = 'http://127.0.0.1:%d' % placement_port
         self.services['cyborg-aio'] = self._use(processes.ServiceProcess(
-            'cyborg-aio', {
+            'cyborg-aio', dict(self.conductor_options, **{
                 'DEFAULT': dict(common, host=self.agent_host),
                 'api': {'host_ip': '127.0.0.1', 'port': self.api_port},
                 'aio': {'state_dir': state_dir,
                         'placement_port': placement_port,
                         'embedded_glance': 'false'},
-                'agent': {'fake_inventory': self.fleet_path}}))
+                'agent': {'fake_inventory': self.fleet_path}})))
 
     def _start_processes(self, common):
         self.db_name = 'cyborg_soak_%s' % self.run
@@ -186,9 +189,9 @@ class Deployment:
         self._placement_client().ensure_provider(self.agent_host)
         conductor_host = 'soak-conductor-' + self.run
         for script, options in (
-                ('cyborg-conductor', {'DEFAULT': dict(
-                    common, host=conductor_host),
-                    'database': database, 'placement': placement}),
+                ('cyborg-conductor', dict(self.conductor_options, **{
+                    'DEFAULT': dict(common, host=conductor_host),
+                    'database': database, 'placement': placement})),
                 ('cyborg-api', {'DEFAULT': dict(
                     common, host='soak-api-' + self.run,
                     auth_strategy='noauth'), 'database': database,

@@ -54,3 +54,25 @@ class TestArqBindBenchmark(benchmark_runner.BenchmarkTestCase):
             output, 'instances with a failed request', r'([0-9]+)$'))
         self.assertEqual(('0',), self.line(
             output, 'ARQs left after cleanup', r'([0-9]+)$'))
+
+    def test_latency_mode_prints_the_bind_next_to_the_agent_call(self):
+        # The all-in-one with [nova] at the script's stand-in: 3 binds of
+        # one ARQ, each told to Nova in one request.
+        output = self.run_script('--latency', '--target', 'aio',
+                                 '--with-nova')
+        self.assertIn('aio with [nova]: ready in', output)
+        latency = r'n=%d\s+median=\s*(%s) ms\s+p95=\s*(%s) ms'
+        for label, count in (
+                ('PATCH (202 received)', 3),
+                ('PATCH -> Bound (first GET answering 200)', 3),
+                ('agent prepare_arqs over RabbitMQ', 3),
+                ('agent prepare_arqs, local dispatch', 3),
+                ('PATCH -> Nova event received', 3)):
+            median, p95 = (float(value) for value in self.line(
+                output, label, latency % (count, NUMBER, NUMBER)))
+            self.assertLessEqual(median, p95)
+            self.assertGreater(median, 0)
+        self.assertEqual(('1',), self.line(
+            output, 'event requests per instance', r'([0-9, ]+)$'))
+        self.line(output, 'ratio PATCH -> Bound / agent call',
+                  r'median (%s)x\s+p95 (%s)x' % (NUMBER, NUMBER))

@@ -11,6 +11,7 @@ import uuid
 import sqlalchemy as sa
 
 from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
 from cyborg.tests.unit import benchmark_runner
 
 NUMBER = benchmark_runner.NUMBER
@@ -77,3 +78,31 @@ class TestInventoryBenchmark(benchmark_runner.BenchmarkTestCase):
 
     def test_quick_mode_on_postgresql_creates_and_drops_its_database(self):
         self._test_server_backend('postgresql')
+
+    def test_fleet_reports_mode_on_mysql_with_two_conductors(self):
+        database.backend_available('mysql')
+        messaging.require_rabbit()
+        name = 'cyborg_bench_test_%s' % uuid.uuid4().hex[:12]
+        url = sa.engine.make_url(database.server_url('mysql')).set(
+            database=name).render_as_string(hide_password=False)
+
+        output = self.run_script('--fleet-reports', '--database-url', url)
+
+        # --quick: a big host of 20 GPUs, 5 hosts x 2 FPGAs x 2 VFs.
+        report = r'(%s) ms\s+SQL statements ([0-9]+)\s+Placement requests ' \
+                 r'([0-9]+)' % NUMBER
+        first = self.line(output, 'first report, 1 host of 20 GPUs', report)
+        unchanged = self.line(output, 'unchanged report, 1 host of 20 GPUs',
+                              report)
+        # An unchanged host costs what it always did, whatever its size.
+        self.assertEqual(('7', '2'), unchanged[1:])
+        self.assertGreater(int(first[2]), 20)
+        self.assertEqual(('7', '7'), self.line(
+            output, '  SQL statements per unchanged report', COUNT % 5))
+        self.assertEqual(('2', '2'), self.line(
+            output, '  Placement requests per unchanged report', COUNT % 5))
+        for conductors in ('1 conductor', '2 conductors'):
+            rate = self.line(output, '5 unchanged reports, %s' % conductors,
+                             r'(%s) reports/s' % NUMBER)[0]
+            self.assertGreater(float(rate), 0)
+        self.assertNotIn(name, self._databases('mysql'))
