@@ -3,5 +3,5 @@
 # (API on http://127.0.0.1:6666) in the foreground until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install.sh
+tools/install.sh --runtime
 exec "${CYBORG_VENV:-.venv}/bin/cyborg-aio" "$@"
