@@ -12,6 +12,7 @@ configuration: the entry points hand the options in.
 import functools
 import logging
 import os
+import time
 
 import prometheus_client
 from prometheus_client import multiprocess
@@ -69,6 +70,30 @@ def process_registry():
         prometheus_client.PlatformCollector(registry=registry)
         prometheus_client.GCCollector(registry=registry)
     return registry
+
+
+def timed(histogram, outcome):
+    """A decorator observing in ``histogram`` how long each call took,
+    labelled ``outcome(result)`` when it returns and ``failed`` when it
+    raises; nothing when metrics are off."""
+
+    def decorator(function):
+        @functools.wraps(function)
+        def timing(*args, **kwargs):
+            if not is_enabled():
+                return function(*args, **kwargs)
+            started = time.monotonic()
+            label = 'failed'
+            try:
+                result = function(*args, **kwargs)
+                label = outcome(result)
+                return result
+            finally:
+                histogram.labels(label).observe(time.monotonic() - started)
+
+        return timing
+
+    return decorator
 
 
 class Exporter:
