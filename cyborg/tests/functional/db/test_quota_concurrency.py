@@ -11,16 +11,12 @@ by one, and the next one is refused: nothing was left behind.
 
 import threading
 
-from cyborg import conf
-from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
-from cyborg import policies
 from cyborg.conductor import arqs
 from cyborg.conductor import device_profiles
-from cyborg.tests import base
-from cyborg.tests.fixtures import database
 from cyborg.tests.unit.conductor import test_quota
+from cyborg.tests.unit.conductor import projects
 from cyborg.tests.unit.db import records
 
 PROJECT = 'project-race'
@@ -56,17 +52,7 @@ def race(create):
 
 class QuotaRaceTests:
 
-    backend = 'sqlite'
-
-    def setUp(self):
-        super().setUp()
-        policies.init(conf.CONF)
-        self.addCleanup(policies.reset)
-        self.database = self.useFixture(database.Database(
-            backend=self.backend, schema='migrations'))
-        self.admin = cyborg_context.get_admin_context()
-        self.member = cyborg_context.RequestContext(
-            project_id=PROJECT, roles=['member', 'reader'])
+    project = PROJECT
 
     def _assert_refused(self, errors):
         for error in errors:
@@ -118,13 +104,13 @@ class QuotaRaceTests:
         self.assertRaises(exception.QuotaExceeded, create)
 
 
-class SQLiteQuotaRaceTests(QuotaRaceTests, base.TestCase):
+class SQLiteQuotaRaceTests(QuotaRaceTests, projects.ProjectsTestCase):
     pass
 
 
-class MariaDBQuotaRaceTests(QuotaRaceTests, base.TestCase):
+class MariaDBQuotaRaceTests(QuotaRaceTests, projects.ProjectsTestCase):
     backend = 'mysql'
 
 
-class PostgreSQLQuotaRaceTests(QuotaRaceTests, base.TestCase):
+class PostgreSQLQuotaRaceTests(QuotaRaceTests, projects.ProjectsTestCase):
     backend = 'postgresql'

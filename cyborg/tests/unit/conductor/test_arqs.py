@@ -11,20 +11,17 @@ import fixtures
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
-from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
-from cyborg import policies
 from cyborg.conductor import arqs
 from cyborg.db.queries import arqs as arq_queries
-from cyborg.tests import base
-from cyborg.tests.fixtures import database
 from cyborg.tests.unit.api.real_app import TRANSACTION_CONTROL
+from cyborg.tests.unit.conductor import projects
 from cyborg.tests.unit.db import records
 
-PROJECT = 'project-a'
-OTHER_PROJECT = 'project-b'
+PROJECT = projects.PROJECT
+OTHER_PROJECT = projects.OTHER_PROJECT
 
 
 class RecordingBinder:
@@ -43,21 +40,10 @@ def _binding(instance_uuid, rp_uuid=None, hostname='compute-1'):
             'instance_uuid': instance_uuid}
 
 
-class TestARQs(base.TestCase):
-
-    backend = 'sqlite'
+class TestARQs(projects.ProjectsTestCase):
 
     def setUp(self):
         super().setUp()
-        policies.init(conf.CONF)
-        self.addCleanup(policies.reset)
-        self.database = self.useFixture(database.Database(
-            backend=self.backend, schema='migrations'))
-        self.admin = cyborg_context.get_admin_context()
-        self.member = cyborg_context.RequestContext(
-            project_id=PROJECT, roles=['member', 'reader'])
-        self.other = cyborg_context.RequestContext(
-            project_id=OTHER_PROJECT, roles=['member', 'reader'])
         self.nova = cyborg_context.RequestContext(
             project_id=PROJECT, roles=['member'], has_service_token=True)
         self.profile = records.make_device_profile(

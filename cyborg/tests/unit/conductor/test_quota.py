@@ -16,7 +16,6 @@ from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
-from cyborg import policies
 from cyborg.conductor import arqs
 from cyborg.conductor import device_profiles
 from cyborg.conductor import quota
@@ -24,10 +23,11 @@ from cyborg.db import models
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.api.real_app import TRANSACTION_CONTROL
+from cyborg.tests.unit.conductor import projects
 from cyborg.tests.unit.db import records
 
-PROJECT = 'project-a'
-OTHER_PROJECT = 'project-b'
+PROJECT = projects.PROJECT
+OTHER_PROJECT = projects.OTHER_PROJECT
 
 
 def local_quotas(**limits):
@@ -140,21 +140,10 @@ class TestConfiguration(base.TestCase):
         self.assertIn("Can't find endpoint for 1234", error.message)
 
 
-class TestARQQuotas(base.TestCase):
-
-    backend = 'sqlite'
+class TestARQQuotas(projects.ProjectsTestCase):
 
     def setUp(self):
         super().setUp()
-        policies.init(conf.CONF)
-        self.addCleanup(policies.reset)
-        self.database = self.useFixture(database.Database(
-            backend=self.backend, schema='migrations'))
-        self.admin = cyborg_context.get_admin_context()
-        self.member = cyborg_context.RequestContext(
-            project_id=PROJECT, roles=['member', 'reader'])
-        self.other = cyborg_context.RequestContext(
-            project_id=OTHER_PROJECT, roles=['member', 'reader'])
         self.fpga = records.make_device_profile(
             self.admin, name='fpga', groups=[{'resources:FPGA': '1'}])
         self.two_fpgas = records.make_device_profile(
