@@ -71,6 +71,25 @@ fi
 LOG="$VENV/install.log"
 : > "$LOG"
 
+# The index pip reads (PIP_INDEX_URL, else its configuration, else PyPI).
+index_url() {
+    local url=${PIP_INDEX_URL:-}
+    [ -n "$url" ] || url=$("$VENV/bin/python" -m pip config get global.index-url 2>/dev/null) || true
+    echo "${url:-https://pypi.org/simple}"
+}
+
+# Whether an HTTP(S) index answers within 10 s (any other kind: assumed).
+index_reachable() {
+    case "$1" in http://*|https://*) ;; *) return 0 ;; esac
+    "$VENV/bin/python" - "$1" <<'PY' >/dev/null 2>&1
+import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=10)
+except urllib.error.HTTPError:
+    pass  # it answered
+PY
+}
+
 # Run pip, showing one line per package it collects or builds; on failure
 # show the end of its output and say so plainly when the index is out of
 # reach (pip itself ends with a misleading ResolutionImpossible then).
@@ -92,9 +111,11 @@ pip_install() {
     rm -f "$part"
     [ "$status" -eq 0 ] && return 0
     echo >&2
-    if grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeoutError|Max retries exceeded|Could not fetch URL' "$LOG"; then
-        echo "cyborg could not be installed: the Python package index cannot be reached" >&2
-        echo "(pip's configured index: $("$VENV/bin/python" -m pip config get global.index-url 2>/dev/null || echo https://pypi.org/simple))." >&2
+    local index
+    index=$(index_url)
+    if grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeoutError|Max retries exceeded|Could not fetch URL' "$LOG" ||
+            ! index_reachable "$index"; then
+        echo "cyborg could not be installed: the Python package index $index cannot be reached." >&2
         echo "Check the network or a proxy (https_proxy), or point PIP_INDEX_URL at a reachable index." >&2
     else
         echo "cyborg could not be installed; the end of pip's output:" >&2
