@@ -14,6 +14,7 @@ from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 
+from cyborg.api import argspecs
 from cyborg.api import auth
 from cyborg.api.controllers import root
 from cyborg.api import hooks
@@ -137,6 +138,7 @@ def setup_pecan_app(conf):
     """The Pecan application with cyborg's hooks configured from ``conf``,
     without any middleware.
     """
+    argspecs.install()
     return pecan.make_app(
         root.RootController(),
         hooks=hooks.all_hooks(conf),
