@@ -74,7 +74,10 @@ class DeploymentMixin:
             'transport_url': self.rabbit.transport_url,
             'control_exchange': self.rabbit.control_exchange,
             'report_interval': 1,
-            'graceful_shutdown_timeout': 8,
+            # Above the agent's wait for a report under way (10 s) and its
+            # RPC server's for calls under way, which a loaded machine
+            # needs: past it oslo.service ends the process with SIGALRM.
+            'graceful_shutdown_timeout': 20,
             'rpc_response_timeout': 10,
             'debug': True,
             'state_path': self.state_path,
@@ -216,7 +219,7 @@ class DeploymentMixin:
     def _assert_clean_stop(self, services):
         """SIGTERM stops ``services`` with exit code 0 and no traceback."""
         with futures.ThreadPoolExecutor(len(services)) as pool:
-            stopped = list(pool.map(lambda service: service.stop(timeout=10),
+            stopped = list(pool.map(lambda service: service.stop(timeout=25),
                                     services))
         self.assertEqual([0] * len(services),
                          [exit_code for exit_code, _ in stopped], self._logs())
