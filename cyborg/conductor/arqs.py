@@ -18,6 +18,7 @@ rules are ``cyborg.policies.arq``'s, and a binding is checked by
 ``cyborg.objects.arq_binding``, the validator the API uses too.
 """
 
+import collections
 import logging
 
 from oslo_utils import timeutils
@@ -106,9 +107,9 @@ def _create_rows(context, device_profile_name, group_id, limits):
             reason='device profile %s asks for no accelerator%s'
                    % (device_profile_name,
                       '' if group_id is None else ' in group %d' % group_id))
-    deltas = {}
+    deltas = collections.Counter()
     for index, count in wanted:
-        quota.add(deltas, quota.arq_classes(profile.groups[index], count))
+        deltas.update(quota.arq_classes(profile.groups[index], count))
     deltas = quota.limited(limits, deltas)
     if deltas:
         quota.enforce(limits, deltas,

@@ -27,6 +27,7 @@ Limits are read from Keystone before the transaction begins, never while
 it holds locks.
 """
 
+import collections
 import logging
 import threading
 
@@ -89,22 +90,15 @@ def arq_classes(group, arqs):
     return held
 
 
-def add(total, more):
-    """Add the amounts of ``more`` to ``total``; return ``total``."""
-    for name, amount in more.items():
-        total[name] = total.get(name, 0) + amount
-    return total
-
-
 def arq_usage(context, project_id):
     """``{"class:<RC>": accelerators}`` the ARQs of a project hold: one query."""
-    usage = {}
+    usage = collections.Counter()
     for profile_json, group_id, arqs in usage_queries.arqs_per_profile_group(
             context, project_id):
         groups = jsonutils.loads(profile_json)
         if 0 <= group_id < len(groups):
-            add(usage, arq_classes(groups[group_id], arqs))
-    return usage
+            usage.update(arq_classes(groups[group_id], arqs))
+    return dict(usage)
 
 
 def device_profile_usage(context):
