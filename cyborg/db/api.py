@@ -124,6 +124,29 @@ def _bound_connect(engine):
 main_context_manager.append_on_engine_create(_bound_connect)
 
 
+def _long_group_concat(engine):
+    """MariaDB/MySQL sessions whose GROUP_CONCAT is not cut short.
+
+    A deployable's ``attributes_list`` is aggregated by GROUP_CONCAT
+    (``cyborg.db.queries.deployable_filters``), which stops silently at
+    ``group_concat_max_len`` bytes: 1 MiB on MariaDB, 1 KiB on MySQL.
+    1 GiB is the most MariaDB takes (and what max_allowed_packet allows).
+    """
+    if engine.dialect.name != 'mysql':
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute('SET SESSION group_concat_max_len = 1073741824')
+        finally:
+            cursor.close()
+
+
+main_context_manager.append_on_engine_create(_long_group_concat)
+
+
 def _utf8mb4(engine):
     """MariaDB/MySQL connections in utf8mb4, the character set of the tables.
 

@@ -71,8 +71,9 @@ class Attribute(base.TableObject):
         an ``AttributeTree`` with everything nested under it.
 
         Paging, filters and sorting as ``list``, on top-level attributes
-        only. Two SQL queries (one more for a marker), whatever the page
-        size and nesting.
+        only. One SQL statement, and one more when anything is nested
+        under the page (one more for a marker), whatever the page size and
+        nesting.
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker

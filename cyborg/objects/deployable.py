@@ -71,8 +71,10 @@ class Deployable(base.TableObject):
         False keeps those with or without a bitstream loaded. With
         ``tree_uuids`` each row also has ``parent_uuid`` and ``root_uuid``;
         with ``nested_attributes`` nested attributes come under their
-        parent in ``attributes_list`` (both microversion 2.4). Two SQL
-        queries, whatever the page size.
+        parent in ``attributes_list`` (both microversion 2.4).
+        ``attributes_list`` is JSON text, as the API shows it. One SQL
+        statement, whatever the page size (see
+        ``cyborg.db.queries.deployable_filters.list_rows``).
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker
@@ -87,7 +89,8 @@ class Deployable(base.TableObject):
     def get_row(cls, context, uuid, tree_uuids=False,
                 nested_attributes=False):
         """The deployable with ``uuid`` as the ``(row, attributes_list)``
-        pair ``list_rows`` would give it. Two SQL queries.
+        pair ``list_rows`` would give it. One SQL statement (two with
+        nested attributes to show).
 
         :raises: cyborg.exception.ResourceNotFound
         """

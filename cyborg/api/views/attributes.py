@@ -39,51 +39,58 @@ def collection(attributes, query, params, base_url):
 
 _TREE_COLUMNS = ('uuid', 'deployable_id', 'key', 'value', 'created_at',
                  'updated_at')
-_getters = {}
 
 
-def _values(row):
-    """The ``_TREE_COLUMNS`` of a database row (read by position, see
-    ``listing.values_of``) or of an Attribute object."""
+def _getter(row):
+    """A function of a row like ``row`` giving its ``_TREE_COLUMNS``: by
+    position for a database row (see ``listing.values_of``; a row's
+    ``_fields`` is built anew on each reading, so once per query here),
+    by attribute for an Attribute object."""
     fields = getattr(row, '_fields', None)
     if fields is None:
-        return tuple(getattr(row, name) for name in _TREE_COLUMNS)
-    get = _getters.get(fields)
-    if get is None:
-        get = _getters[fields] = operator.itemgetter(
-            *[fields.index(name) for name in _TREE_COLUMNS])
-    return get(row)
+        return operator.attrgetter(*_TREE_COLUMNS)
+    return operator.itemgetter(*[fields.index(name)
+                                 for name in _TREE_COLUMNS])
 
 
-def _tree_body(tree, make_links):
-    (uuid, deployable_id, key, value, created_at,
-     updated_at) = _values(tree.row)
-    return {
-        'uuid': uuid,
-        'deployable_id': deployable_id,
-        'key': key,
-        'value': value,
-        'parent_attribute_uuid': tree.parent_uuid,
-        'children': [_tree_body(child, make_links) for child in tree.children],
-        'created_at': listing.timestamp(created_at),
-        'updated_at': listing.timestamp(updated_at),
-        'links': make_links(uuid),
-    }
+def _renderer(make_links):
+    """A function rendering an ``AttributeTree`` and what is nested under
+    it. The top rows of one answer come from one query and the nested ones
+    from another: each kind's getter is made once."""
+    getters = {}
+
+    def render(tree, nested=False):
+        get = getters.get(nested)
+        if get is None:
+            get = getters[nested] = _getter(tree.row)
+        uuid, deployable_id, key, value, created_at, updated_at = get(
+            tree.row)
+        return {
+            'uuid': uuid,
+            'deployable_id': deployable_id,
+            'key': key,
+            'value': value,
+            'parent_attribute_uuid': tree.parent_uuid,
+            'children': [render(child, True) for child in tree.children],
+            'created_at': listing.timestamp(created_at),
+            'updated_at': listing.timestamp(updated_at),
+            'links': make_links(uuid),
+        }
+    return render
 
 
 def one_tree(tree, base_url):
     """The response dict of one attribute from microversion 2.4: ``tree``
     is a ``cyborg.objects.attribute.AttributeTree``."""
-    return _tree_body(tree, listing.link_maker(RESOURCE, base_url))
+    return _renderer(listing.link_maker(RESOURCE, base_url))(tree)
 
 
 def tree_collection(trees, query, params, base_url):
     """``{"attributes": [...]}`` of top-level attribute trees (2.4), with a
     ``next`` link when the page is full."""
-    make_links = listing.link_maker(RESOURCE, base_url)
+    render = _renderer(listing.link_maker(RESOURCE, base_url))
     return listing.collection(
-        RESOURCE, [_tree_body(tree, make_links) for tree in trees],
-        query, params, base_url)
+        RESOURCE, [render(tree) for tree in trees], query, params, base_url)
 
 
 def created(attribute, version, base_url):
@@ -100,5 +107,5 @@ def of_deployable(trees, base_url):
     """``{"attributes": [...]}``: the answer of
     GET /v2/deployables/{uuid}/attributes[/{key}] (2.4), every attribute
     at once (no pages)."""
-    make_links = listing.link_maker(RESOURCE, base_url)
-    return {RESOURCE: [_tree_body(tree, make_links) for tree in trees]}
+    render = _renderer(listing.link_maker(RESOURCE, base_url))
+    return {RESOURCE: [render(tree) for tree in trees]}

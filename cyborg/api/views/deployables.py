@@ -30,26 +30,13 @@ def row_options(version):
     }
 
 
-_quote = json.encoder.encode_basestring_ascii
-
-
 def attributes_text(attributes_list):
-    """``json.dumps(attributes_list)``, the same text, built directly for
-    the usual list of one-key objects of text (json.dumps costs most of a
-    deployable's rendering otherwise)."""
-    parts = []
-    for item in attributes_list:
-        if len(item) != 1:
-            return json.dumps(attributes_list)
-        (key, value), = item.items()
-        if value is None:
-            text = 'null'
-        elif type(value) is str and type(key) is str:
-            text = _quote(value)
-        else:
-            return json.dumps(attributes_list)
-        parts.append('{%s: %s}' % (_quote(key), text))
-    return '[%s]' % ', '.join(parts)
+    """The ``attributes_list`` field's JSON text: a list row's already is
+    (the database aggregated it), an object's ``[{key: value}, ...]`` is
+    written with the same separators and quoting."""
+    if type(attributes_list) is str:
+        return attributes_list
+    return json.dumps(attributes_list, ensure_ascii=False)
 
 
 def _body(deployable, attributes_list, make_links, tree_uuids=False):
@@ -126,7 +113,7 @@ def collection(results, version, query, params, base_url):
         body['name'] = name
         body['num_accelerators'] = num_accelerators
         body['device_id'] = device_id
-        body['attributes_list'] = attributes_text(attributes_list)
+        body['attributes_list'] = attributes_list
         body['rp_uuid'] = rp_uuid
         body['driver_name'] = driver_name
         body['bitstream_id'] = bitstream_id

@@ -17,8 +17,9 @@ RESOURCE = 'device_profiles'
 
 def timestamp(value):
     """A datetime as ``YYYY-MM-DD HH:MM:SS+00:00`` (UTC), or None."""
-    if value is None:
-        return None
+    if value is None or type(value) is str:
+        # None, or a list row's text (``rows.rendered``).
+        return value
     if value.tzinfo is None:
         # A row's: formatted as is, the fast path of every list.
         return value.isoformat(sep=' ', timespec='seconds') + '+00:00'

@@ -17,8 +17,10 @@ def timestamp(value):
     A naive datetime (a database row's) is UTC, as the objects' fields
     assume, so a row and its object render the same text.
     """
-    if value is None:
-        return None
+    if value is None or type(value) is str:
+        # None, or a list row's text (``rows.rendered``: the database
+        # formatted it the same way).
+        return value
     # Whole seconds, always: an answer built from a new object and one read
     # back from the database give the same text.
     if value.tzinfo is None:

@@ -77,7 +77,7 @@ def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
     """The page of ``list_arqs`` as read-only Core rows of the ARQ's columns
     and the joined fields (``attach_handle_info`` JSON text), in one query."""
     query = sa.select(
-        *ARQ_TABLE.columns,
+        *rows.rendered(ARQ_TABLE.columns),
         *(column.label(name) for name, column in JOINED.items())
     ).join(
         models.DeviceProfile, ARQ.device_profile_id == models.DeviceProfile.id

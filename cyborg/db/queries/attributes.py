@@ -52,17 +52,31 @@ def list_top_level_with_descendants(context, filters=None, limit=None,
     and every attribute nested under them.
 
     Returns ``(page, descendants)``, lists of read-only rows of the
-    table's columns (``descendants`` in creation order). Two queries (one
-    more for a ``marker``), whatever the page size and nesting.
+    table's columns (``descendants`` in creation order; timestamps as the
+    API's text, ``rows.rendered``). One statement, whatever the page size,
+    and one more when anything is nested under the page (one more for a
+    ``marker``).
 
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key or marker (a nested attribute's uuid is not a marker)
     """
-    query = rows.page(context, Attribute, sa.select(*_TABLE.columns),
-                      COLUMNS, dict(filters or {}, parent_attribute_id=None),
+    child = _TABLE.alias('child')
+    query = sa.select(
+        *rows.rendered(_TABLE.columns),
+        # Whether anything is nested under it: the recursive query is
+        # only sent for a page where something is (most have nothing).
+        sa.exists().where(child.c.parent_attribute_id == _TABLE.c.id
+                          ).label('has_children'))
+    query = rows.page(context, Attribute, query, COLUMNS,
+                      dict(filters or {}, parent_attribute_id=None),
                       limit, marker, sort_key, sort_dir)
     page = rows.read(context, query)
-    return page, _descendants(context, [row.id for row in page])
+    if not page:
+        return page, []
+    id_at, children_at = (page[0]._fields.index(name)
+                          for name in ('id', 'has_children'))
+    return page, _descendants(context, [row[id_at] for row in page
+                                        if row[children_at]])
 
 
 @db_api.reader
@@ -134,7 +148,7 @@ def _descendants(context, parent_ids):
     # UNION, not UNION ALL: a cycle (which no writer makes) cannot loop.
     tree = tree.union(sa.select(*child.columns).where(
         child.c.parent_attribute_id == tree.c.id))
-    query = sa.select(*tree.columns).order_by(tree.c.id)
+    query = sa.select(*rows.rendered(tree.columns)).order_by(tree.c.id)
     return rows.read(context, query)
 
 

@@ -66,7 +66,9 @@ def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
     """The page of ``list_device_profiles`` as read-only Core rows (the
     groups as ``profile_json`` text), in one query."""
     query = rows.page(context, DeviceProfile,
-                      sa.select(*DeviceProfile.__table__.columns), COLUMNS,
+                      sa.select(*rows.rendered(DeviceProfile.__table__.columns,
+                                              spaced=True)),
+                      COLUMNS,
                       filters, limit, marker, sort_key, sort_dir)
     return rows.read(context, query)
 

@@ -47,7 +47,7 @@ def list_devices(context, filters=None, limit=None, marker=None,
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc'):
     """The page of ``list_devices`` as read-only Core rows, for lists that only render."""
-    query = rows.page(context, Device, sa.select(*Device.__table__.columns),
+    query = rows.page(context, Device, sa.select(*rows.rendered(Device.__table__.columns)),
                       COLUMNS, filters, limit, marker, sort_key, sort_dir)
     return rows.read(context, query)
 

@@ -30,7 +30,7 @@ ATTRIBUTES = 'attributes'
 
 
 def list_deployables(context, query, version):
-    """One page of ``query`` as ``(row, attributes_list)`` pairs (two SQL queries).
+    """One page of ``query`` as ``(row, attributes_list)`` pairs (one SQL statement).
 
     Rows, not objects: the list only renders them (see
     ``cyborg.api.views.deployables``).

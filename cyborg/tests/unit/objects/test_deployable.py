@@ -1,5 +1,7 @@
 """Deployable objects on SQLite: attributes_list, lookups and the device tree."""
 
+import json
+
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
@@ -72,8 +74,9 @@ class DeployableTest(base.TestCase):
         by_attribute = objects.Deployable.list_rows(
             self.context, attributes=[('rc', 'FPGA')])
 
-        self.assertEqual([(first.uuid, [{'rc': 'FPGA'}]),
-                          (second.uuid, [{'rc': 'PGPU'}])],
+        # attributes_list is the API's JSON text, aggregated by the database.
+        self.assertEqual([(first.uuid, '[{"rc": "FPGA"}]'),
+                          (second.uuid, '[{"rc": "PGPU"}]')],
                          [(row.uuid, attributes)
                           for row, attributes in everything])
         self.assertEqual([second.uuid], [row.uuid for row, _ in by_host])
@@ -154,12 +157,12 @@ class DeployableTest(base.TestCase):
             self.context, deployable.uuid, nested_attributes=True)
         _, flat = objects.Deployable.get_row(self.context, deployable.uuid)
 
-        self.assertEqual([{'rc': 'FPGA'}, {'board': {'shell': 'pac'}},
-                          {'empty': None}], nested)
-        self.assertEqual([{'rc': 'FPGA'}, {'board': None}, {'shell': 'pac'},
-                          {'empty': None}], flat)
+        self.assertEqual('[{"rc": "FPGA"}, {"board": {"shell": "pac"}}, '
+                         '{"empty": null}]', nested)
+        self.assertEqual('[{"rc": "FPGA"}, {"board": null}, '
+                         '{"shell": "pac"}, {"empty": null}]', flat)
         self.assertEqual(
-            flat, objects.Deployable.get_by_uuid(
+            json.loads(flat), objects.Deployable.get_by_uuid(
                 self.context, deployable.uuid).attributes_list)
 
     def test_get_row_of_an_unknown_deployable_is_not_found(self):

@@ -1,6 +1,7 @@
 """Every object list costs the same number of SQL statements for 1 row or 50."""
 
 import contextlib
+import json
 
 import sqlalchemy as sa
 
@@ -152,20 +153,41 @@ class TreeStatementCountTest(base.TestCase):
             counts[name] = (len(found), len(statements))
         return counts
 
-    def test_fifty_deep_trees_cost_the_statements_of_one_shallow_tree(self):
-        self._add_trees(1, depth=1)
-        with_one = self._reads()
-        self._add_trees(49, depth=4)
+    def test_deeper_and_more_trees_cost_no_more_statements(self):
+        # A page costs one statement more when something is nested under
+        # it (the recursive query), so both sizes have nesting in every
+        # page read.
+        self._add_trees(2, depth=1)
+        with_two = self._reads()
+        self._add_trees(48, depth=4)
         with_fifty = self._reads()
 
         self.assertEqual(2 * 50, with_fifty['Attribute.list_trees'][0])
         self.assertEqual(51, with_fifty['Deployable.list_rows tree'][0])
         for name, (_, statements) in with_fifty.items():
-            self.assertEqual(with_one[name][1], statements, name)
+            self.assertEqual(with_two[name][1], statements, name)
             # The rows asked for and everything nested under them; one
             # more for a marker.
             self.assertLessEqual(statements, 3 if 'paged' in name else 2,
                                  name)
+
+    def test_a_page_with_nothing_nested_is_one_statement(self):
+        for _ in range(3):
+            deployable = records.make_deployable(
+                self.context, records.make_device(self.context))
+            records.make_attribute(self.context, deployable, 'rc', 'FPGA')
+        reads = {
+            'Attribute.list_trees': lambda: objects.Attribute.list_trees(
+                self.context),
+            'Deployable.list_rows tree': lambda: objects.Deployable.list_rows(
+                self.context, tree_uuids=True, nested_attributes=True),
+        }
+        for name, read in reads.items():
+            with counting_statements(self.database.engine) as statements:
+                found = read()
+            self.assertEqual(4 if 'Deployable' in name else 3, len(found),
+                             name)
+            self.assertEqual(1, len(statements), name)
 
     def test_every_nested_attribute_is_read(self):
         self._add_trees(2, depth=3)
@@ -187,4 +209,4 @@ class TreeStatementCountTest(base.TestCase):
         self.assertEqual(
             [{'rc': 'FPGA'},
              {'board': {'a0': {'a1': {'a2': 'v'}}, 'b0': {'b1': {'b2': 'v'}}}}],
-            attributes_list)
+            json.loads(attributes_list))

@@ -1,0 +1,93 @@
+"""What the database renders for a list is what Python renders, on SQLite,
+MariaDB and PostgreSQL.
+
+List rows carry their timestamps as the API's text (``rows.rendered``) and
+a deployable's ``attributes_list`` as JSON text aggregated by the database
+(``deployable_filters``): each backend formats and quotes them with its
+own functions, so each is checked here against the text the API builds
+from an object.
+"""
+
+import datetime
+import json
+
+import sqlalchemy as sa
+
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg.api.views import device_profiles as profile_views
+from cyborg.api.views import listing
+from cyborg.db import models
+from cyborg.tests import base
+from cyborg.tests.fixtures import database
+from cyborg.tests.unit.db import records
+
+# Text a JSON encoder must escape, text it need not, and a value past the
+# Basic Multilingual Plane.
+AWKWARD = ('quote " backslash \\ slash / tab \t newline \n é 😀 '
+           'control \x01 \x1f')
+
+
+class RenderedListsTestMixin:
+
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database(self.backend))
+        self.context = cyborg_context.get_admin_context()
+        self.device = records.make_device(self.context)
+
+    def test_timestamps_are_the_text_of_the_objects(self):
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(models.Device).values(
+                updated_at=datetime.datetime(2026, 11, 28, 23, 59, 59,
+                                             999999)))
+        profile = records.make_device_profile(self.context)
+
+        row, = objects.Device.list_rows(self.context)
+        device = objects.Device.get_by_uuid(self.context, self.device.uuid)
+        profile_row, = objects.DeviceProfile.list_rows(self.context)
+
+        self.assertEqual(listing.timestamp(device.created_at), row.created_at)
+        # Seconds are cut, not rounded, as Python's text of the datetime.
+        self.assertEqual('2026-11-28T23:59:59+00:00', row.updated_at)
+        self.assertEqual(
+            profile_views.timestamp(profile.created_at),
+            profile_row.created_at)
+        self.assertEqual(' ', profile_row.created_at[10])
+        self.assertIsNone(profile_row.updated_at)
+
+    def test_attributes_list_is_the_json_of_the_attributes_in_order(self):
+        deployable = records.make_deployable(self.context, self.device)
+        empty = records.make_deployable(self.context, self.device)
+        # Keys out of alphabetical order: creation order must win.
+        for key, value in (('zeta', 'last letter'), ('alpha', None),
+                           ('awkward', AWKWARD), ('mid', '')):
+            records.make_attribute(self.context, deployable, key, value)
+
+        found = dict(objects.Deployable.list_rows(self.context))
+        texts = {row.uuid: text for row, text in found.items()}
+
+        expected = [{'zeta': 'last letter'}, {'alpha': None},
+                    {'awkward': AWKWARD}, {'mid': ''}]
+        self.assertEqual(expected, json.loads(texts[deployable.uuid]))
+        self.assertEqual('[]', texts[empty.uuid])
+        # The object's field holds the same list.
+        self.assertEqual(expected, objects.Deployable.get_by_uuid(
+            self.context, deployable.uuid).attributes_list)
+        # The separators of json.dumps, as upstream clients have seen them.
+        self.assertTrue(texts[deployable.uuid].startswith(
+            '[{"zeta": "last letter"}, {"alpha": null}, '))
+
+
+class SQLiteRenderedListsTest(RenderedListsTestMixin, base.TestCase):
+    backend = 'sqlite'
+
+
+class MySQLRenderedListsTest(RenderedListsTestMixin, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLRenderedListsTest(RenderedListsTestMixin, base.TestCase):
+    backend = 'postgresql'
