@@ -4,6 +4,7 @@ Both run on oslo.service's threading backend: ``launch`` forks the worker
 process(es) through cotyledon, SIGTERM reaches ``RPCService.stop`` there.
 """
 
+import gc
 import logging
 import threading
 
@@ -107,6 +108,28 @@ class RPCService(service.ServiceBase):
                         self.topic, self.host, error)
 
 
+# Allocations between young collections (Python's default is 700): a
+# 1,000-row list answer allocates tens of thousands of objects, and each
+# collection on the way costs time in proportion to what it scans.
+GC_YOUNG_THRESHOLD = 20000
+
+
+def settle_heap():
+    """Once a service has loaded everything it needs: freeze what is in
+    memory out of the garbage collector's sight and collect young objects
+    less often.
+
+    What a process loaded at start (modules, the configuration, the
+    application, SQLAlchemy's tables) lives as long as it does, yet every
+    full collection scanned it again: on a 1,000-row list that was up to
+    half of the CPU of the request. A forked worker also keeps sharing the
+    frozen pages with its parent.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
 def prepare_service(argv):
     """Parse the command line and config files, set up logging, objects and RPC."""
     log.register_options(conf.CONF)
@@ -134,6 +157,7 @@ def run(rpc_service, binary, workers=1, exporter=None):
         exporter = None
     if exporter is not None:
         exporter.start()
+    settle_heap()
     launcher = service.launch(conf.CONF, rpc_service, workers=workers,
                               restart_method='mutate')
     exit_code = launcher.wait()

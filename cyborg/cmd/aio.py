@@ -17,6 +17,7 @@ from cyborg.aio import conf as aio_conf
 from cyborg.aio import launcher
 from cyborg import conf
 from cyborg import objects
+from cyborg import service
 
 LOG = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ def main(argv=None):
     LOG.info('cyborg all-in-one ready: API %s, Placement %s, host %s, '
              'state in %s', all_in_one.api_url, all_in_one.placement_url,
              conf.CONF.host, conf.CONF.aio.state_dir)
+    service.settle_heap()
     while not stop_requested.wait(WAKE_UP_SECONDS):
         pass
     all_in_one.stop()

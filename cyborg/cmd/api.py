@@ -19,6 +19,7 @@ def main():
     service.prepare_service(sys.argv)
     db_api.configure(conf.CONF, wait_for_database=False)
     api_server = app.api_server(conf.CONF)
+    service.settle_heap()
     try:
         api_server.serve_forever()
     finally:

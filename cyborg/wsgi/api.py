@@ -18,6 +18,7 @@ from cyborg.conf import opts
 from cyborg.db import api as db_api
 from cyborg import objects
 from cyborg import rpc
+from cyborg import service
 
 CONFIG_FILES_VARIABLE = 'OS_CYBORG_CONFIG_FILES'
 DEFAULT_CONFIG_FILE = '/etc/cyborg/cyborg.conf'
@@ -43,7 +44,9 @@ def init_application():
     objects.register_all()
     rpc.init(conf.CONF)
     db_api.configure(conf.CONF, wait_for_database=False)
-    return app.setup_app(conf.CONF)
+    application = app.setup_app(conf.CONF)
+    service.settle_heap()
+    return application
 
 
 class LazyApplication:
