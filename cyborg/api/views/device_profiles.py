@@ -57,12 +57,19 @@ def created(device_profiles, base_url):
     return {RESOURCE: [one(profile, base_url) for profile in device_profiles]}
 
 
+try:
+    # Several times faster on the small documents of a list's every row.
+    from orjson import loads as _loads
+except ImportError:  # no wheel: the standard library's
+    _loads = json.loads
+
+
 def groups_of(profile_json):
     """The ``groups`` of a profile's ``profile_json`` text, as its object's
     field holds them (values as strings or None)."""
-    return [{key: value if value is None or isinstance(value, str)
+    return [{key: value if value is None or type(value) is str
              else str(value) for key, value in group.items()}
-            for group in json.loads(profile_json)]
+            for group in _loads(profile_json)]
 
 
 def collection(rows, query, params, base_url):
