@@ -110,12 +110,15 @@ class Decision:
 class Events(list):
     """The server external events ``finish`` collected, and the lease
     (``owner``, ``lease_expires_at``) they were recorded as being sent
-    under."""
+    under. ``recorded`` holds the tags (ARQ uuids) of those recorded as
+    owed: without [nova] the binds ended by ``finish`` owe none, and their
+    events are only there to be logged as not sent."""
 
     def __init__(self, owner, lease_expires_at):
         super().__init__()
         self.owner = owner
         self.lease_expires_at = lease_expires_at
+        self.recorded = set()
 
 
 def bind_started_at(row):
@@ -373,7 +376,7 @@ def _free_handles(context, deployable_ids):
     if not deployable_ids:
         return free
     handles = attach_handles.lock_free(context, deployable_ids)
-    held = attach_handles.held(context, [handle['id'] for handle in handles])
+    held = {handle['id'] for handle in handles if handle['held']}
     if held:
         LOG.warning('Attach handles %s are marked free but ARQs hold '
                     'them; skipped', sorted(held))
@@ -432,7 +435,7 @@ class _Applied:
 
 @db_api.writer
 def finish(context, decisions, owner, now, lease, instance_uuids=(),
-           programmed=None):
+           programmed=None, events_owed=True):
     """Apply ``decisions`` and collect the events Nova is owed, in one transaction.
 
     A decision applies to an ARQ still in the bind it was made for (still
@@ -447,7 +450,10 @@ def finish(context, decisions, owner, now, lease, instance_uuids=(),
     bind. ``lease`` (a timedelta) is how long the events are leased to
     their sender. ``programmed`` (``bind_programming.outcomes``) maps the
     regions ``owner`` locked for programming to the image they now hold
-    (None: unknown); they are recorded and their locks freed.
+    (None: unknown); they are recorded and their locks freed. Without
+    ``events_owed`` (Nova is not configured: nobody to tell) the ARQs it
+    ends owe no event: theirs are returned, not recorded
+    (``Events.recorded``), for the binder to log as not sent.
 
     Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
     external events to send (``Events``, which also names their lease).
@@ -460,11 +466,25 @@ def finish(context, decisions, owner, now, lease, instance_uuids=(),
     applied = _Applied()
     for decision in decisions:
         _apply(applied, decision, rows.get(decision.arq_id), owner)
-    _write(context, applied, owner, now)
+    # The events are leased to this sender (Binder._notify clears them once
+    # Nova has them): if it dies or Nova cannot be reached, a sweep sends
+    # them once the lease has run out.
+    events = Events(owner or 'sweep', now + lease)
+    told = _told(rows, applied.ended, now)
+    earlier = [row for row in told if row['uuid'] not in applied.ended]
+    leased = told if events_owed else earlier
+    _write(context, applied, owner, now, events,
+           [row['id'] for row in leased], events_owed)
     if programmed:
         deployable_queries.finish_bind_programming(context, programmed, owner)
-    events = _collect_events(context, rows, applied.ended, owner,
-                             now + lease, now)
+    # ARQs that ended before this transaction: their events are leased
+    # apart (those ended here were leased as they ended).
+    queries.lease_events(context, [row['id'] for row in earlier],
+                         events.owner, events.lease_expires_at)
+    events.recorded.update(row['uuid'] for row in leased)
+    events.extend(nova_client.arq_event(row['instance_uuid'], row['uuid'],
+                                        row['state'] == BOUND)
+                  for row in told)
     return applied.ended, events
 
 
@@ -506,35 +526,36 @@ def _apply(applied, decision, row, owner):
     applied.ended[row['uuid']] = row['state']
 
 
-def _write(context, applied, owner, now):
-    """End the binds, free the handles and give up the leases applied."""
-    queries.end_binds(context, applied.bound_ids, BOUND, now, False)
+def _write(context, applied, owner, now, events, leased_ids, events_owed):
+    """End the binds, free the handles and give up the leases applied; the
+    ARQs ended whose ids are in ``leased_ids`` take the lease of
+    ``events``."""
+    event_lease = (events.owner, events.lease_expires_at, leased_ids)
+    queries.end_binds(context, applied.bound_ids, BOUND, now, False,
+                      event_lease=event_lease, events_owed=events_owed)
     queries.end_binds(context, applied.failed_ids, BIND_FAILED, now, True,
-                      applied.failed_reasons)
+                      applied.failed_reasons, event_lease=event_lease,
+                      events_owed=events_owed)
     attach_handles.free(context, applied.freed_handles, now)
     if owner is not None:
         queries.release_leases(context, applied.released, owner)
 
 
-def _collect_events(context, rows, ended, owner, lease_expires_at, now):
-    """Lease and return the events owed to the instances of ``rows`` none
-    of whose ARQs is still binding."""
+def _told(rows, ended, now):
+    """The ARQ rows (by id) whose events Nova is to be told now: those of
+    the instances of ``rows`` none of whose ARQs is still binding, ended
+    here or earlier (still pending)."""
     binding = {row['instance_uuid'] for row in rows.values()
                if row['state'] == BIND_STARTED}
-    # An event another sender holds a live lease on is theirs to send.
-    told = [row for row in rows.values()
-            if row['bind_event_pending'] and row['instance_uuid']
-            and row['instance_uuid'] not in binding
-            and (row['uuid'] in ended
-                 or row['bind_lease_expires_at'] is None
-                 or row['bind_lease_expires_at'] <= now)]
-    # The events stay pending until Nova has them (Binder._notify), leased
-    # to this sender meanwhile: if it dies or Nova cannot be reached, a
-    # sweep sends them once the lease has run out.
-    events = Events(owner or 'sweep', lease_expires_at)
-    queries.lease_events(context, [row['id'] for row in told],
-                         events.owner, events.lease_expires_at)
-    events.extend(nova_client.arq_event(row['instance_uuid'], row['uuid'],
-                                        row['state'] == BOUND)
-                  for row in sorted(told, key=lambda row: row['id']))
-    return events
+    told = []
+    for row in rows.values():
+        if not row['instance_uuid'] or row['instance_uuid'] in binding:
+            continue
+        if row['uuid'] in ended:
+            told.append(row)
+        # An event another sender holds a live lease on is theirs to send.
+        elif row['bind_event_pending'] and (
+                row['bind_lease_expires_at'] is None
+                or row['bind_lease_expires_at'] <= now):
+            told.append(row)
+    return sorted(told, key=lambda row: row['id'])

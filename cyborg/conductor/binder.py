@@ -30,7 +30,7 @@ Glance has been asked which bitstreams it needs:
    with the same handle to Bound or BindFailed (a failed ARQ frees its
    handle; an ARQ unbound or deleted meanwhile is left alone) and, for
    each instance none of whose ARQs is still binding, collect the events
-   Nova is owed.
+   Nova is owed (none without [nova]: nothing is recorded for them).
 
 The events are sent after the commit, in one request per batch
 (``clients/nova.py``). A thread of its own renews the leases of the work
@@ -294,7 +294,7 @@ class Binder:
                     if decision.outcome == PREPARED}
         ended, events = transactions.finish(
             self._context, decisions, self.owner, timeutils.utcnow(),
-            self.settings.lease,
+            self.settings.lease, events_owed=self.nova.is_configured(),
             programmed=bind_programming.outcomes(work, prepared))
         finished_at = time.monotonic()
         conductor_metrics.observe_binds(decisions, ended, timeutils.utcnow())
@@ -456,9 +456,9 @@ class Binder:
             LOG.exception('Sending Nova the events of ARQs %s failed',
                           ', '.join(tags))
             return
-        if delivered:
-            queries.clear_events_pending(self._context, tags, events.owner,
-                                         events.lease_expires_at)
+        if delivered and events.recorded:
+            queries.clear_events_pending(self._context, events.recorded,
+                                         events.owner, events.lease_expires_at)
 
     # -- The sweep --------------------------------------------------------
 
@@ -518,7 +518,7 @@ class Binder:
         if owed:
             _, events = transactions.finish(
                 self._context, [], self.owner, now, self.settings.lease,
-                instance_uuids=owed)
+                instance_uuids=owed, events_owed=self.nova.is_configured())
             self._notify(events)
         return orphans
 
@@ -548,9 +548,9 @@ class Binder:
         reason = ('not bound within bind_timeout (%s s)'
                   % self.settings.bind_timeout)
         decisions = [transactions.failed(row, reason) for row in rows]
-        _, events = transactions.finish(self._context, decisions, None,
-                                        timeutils.utcnow(),
-                                        self.settings.lease)
+        _, events = transactions.finish(
+            self._context, decisions, None, timeutils.utcnow(),
+            self.settings.lease, events_owed=self.nova.is_configured())
         self._notify(events)
 
 

@@ -39,6 +39,97 @@ def _keep_updated_at():
     return {'updated_at': ARQ.c.updated_at}
 
 
+# Built once, with bound parameters: the binder runs these on every bind,
+# and building and hashing a statement anew costs more CPU than the
+# database takes to run it.
+_TAKE_LEASES = sa.update(ARQ).where(
+    ARQ.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    ARQ.c.state == BIND_STARTED,
+    sa.or_(ARQ.c.bind_owner.is_(None),
+           ARQ.c.bind_owner == sa.bindparam('owner'),
+           ARQ.c.bind_lease_expires_at < sa.bindparam('now')),
+).values(bind_owner=sa.bindparam('owner'),
+         bind_lease_expires_at=sa.bindparam('expires_at'),
+         **_keep_updated_at())
+_RENEW_LEASES = sa.update(ARQ).where(
+    ARQ.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    ARQ.c.bind_owner == sa.bindparam('owner'),
+    ARQ.c.state == BIND_STARTED,
+).values(bind_lease_expires_at=sa.bindparam('expires_at'),
+         **_keep_updated_at())
+_RELEASE_LEASES = sa.update(ARQ).where(
+    ARQ.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    ARQ.c.bind_owner == sa.bindparam('owner'),
+).values(bind_owner=None, bind_lease_expires_at=None, **_keep_updated_at())
+# As Placement has them (queries.placement.provider_sources_of_host):
+# the newest top-level ``rc`` attribute, the top-level ``trait*`` ones.
+_RESOURCE_CLASS = sa.select(Attribute.c.value).where(
+    Attribute.c.deployable_id == Deployable.c.id,
+    Attribute.c.key == placement_queries.RESOURCE_CLASS_KEY,
+    Attribute.c.parent_attribute_id.is_(None),
+).order_by(Attribute.c.id.desc()).limit(1).scalar_subquery()
+_TRAITS = sa.select(sa.func.aggregate_strings(
+    Attribute.c.value, TRAIT_SEPARATOR)).where(
+    Attribute.c.deployable_id == Deployable.c.id,
+    Attribute.c.key.startswith(placement_queries.TRAIT_KEY_PREFIX),
+    Attribute.c.parent_attribute_id.is_(None),
+    Attribute.c.value.is_not(None),
+).scalar_subquery()
+_LEASED_ARQS = sa.select(
+    ARQ,
+    DeviceProfile.c.profile_json,
+    Deployable.c.id.label('deployable_row_id'),
+    Deployable.c.name.label('deployable_name'),
+    Deployable.c.driver_name.label('deployable_driver_name'),
+    Deployable.c.bitstream_id.label('deployable_bitstream_id'),
+    _RESOURCE_CLASS.label('deployable_rc'),
+    _TRAITS.label('deployable_traits'),
+    Device.c.hostname.label('device_hostname'),
+    Device.c.status.label('device_status'),
+    Device.c.type.label('device_type'),
+    Device.c.vendor.label('device_vendor'),
+    Device.c.model.label('device_model'),
+    Device.c.vendor_board_info.label('device_vendor_board_info'),
+    AttachHandle.c.uuid.label('attach_handle_uuid'),
+    AttachHandle.c.attach_type.label('attach_handle_type'),
+    AttachHandle.c.attach_info.label('attach_handle_info'),
+    AttachHandle.c.deployable_id.label('attach_handle_deployable_id'),
+    AttachHandle.c.updated_at.label('attach_handle_updated_at'),
+).join(
+    DeviceProfile, ARQ.c.device_profile_id == DeviceProfile.c.id
+).outerjoin(
+    Deployable, Deployable.c.rp_uuid == ARQ.c.device_rp_uuid
+).outerjoin(
+    Device, Device.c.id == Deployable.c.device_id
+).outerjoin(
+    AttachHandle, AttachHandle.c.id == ARQ.c.attach_handle_id
+).where(
+    ARQ.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    ARQ.c.bind_owner == sa.bindparam('owner'),
+    ARQ.c.state == BIND_STARTED,
+).order_by(ARQ.c.id)
+_LOCK_ARQS_OF_INSTANCES = sa.select(
+    ARQ.c.id, ARQ.c.uuid, ARQ.c.state, ARQ.c.instance_uuid,
+    ARQ.c.attach_handle_id, ARQ.c.bind_owner, ARQ.c.bind_event_pending,
+    ARQ.c.bind_lease_expires_at, ARQ.c.created_at, ARQ.c.updated_at,
+).where(sa.or_(
+    ARQ.c.id.in_(sa.bindparam('ids', expanding=True)),
+    ARQ.c.instance_uuid.in_(sa.bindparam('instance_uuids', expanding=True)),
+)).order_by(ARQ.c.id).with_for_update()
+_LEASE_EVENTS = sa.update(ARQ).where(
+    ARQ.c.id.in_(sa.bindparam('ids', expanding=True)),
+    ARQ.c.state != BIND_STARTED,
+).values(bind_owner=sa.bindparam('owner'),
+         bind_lease_expires_at=sa.bindparam('expires_at'))
+_CLEAR_EVENTS_PENDING = sa.update(ARQ).where(
+    ARQ.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    ARQ.c.state != BIND_STARTED,
+    ARQ.c.bind_owner == sa.bindparam('owner'),
+    ARQ.c.bind_lease_expires_at == sa.bindparam('expires_at'),
+).values(bind_event_pending=None, bind_owner=None,
+         bind_lease_expires_at=None)
+
+
 @db_api.writer
 def take_leases(context, arq_uuids, owner, lease_expires_at, now):
     """Lease the ARQs of ``arq_uuids`` still in BindStarted to ``owner``.
@@ -48,15 +139,9 @@ def take_leases(context, arq_uuids, owner, lease_expires_at, now):
     """
     if not arq_uuids:
         return 0
-    statement = sa.update(ARQ).where(
-        ARQ.c.uuid.in_(sorted(arq_uuids)),
-        ARQ.c.state == BIND_STARTED,
-        sa.or_(ARQ.c.bind_owner.is_(None),
-               ARQ.c.bind_owner == owner,
-               ARQ.c.bind_lease_expires_at < now),
-    ).values(bind_owner=owner, bind_lease_expires_at=lease_expires_at,
-             **_keep_updated_at())
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(_TAKE_LEASES, {
+        'uuids': sorted(arq_uuids), 'owner': owner,
+        'expires_at': lease_expires_at, 'now': now}).rowcount
 
 
 @db_api.writer
@@ -64,12 +149,9 @@ def renew_leases(context, arq_uuids, owner, lease_expires_at):
     """Extend ``owner``'s leases of these ARQs while they are in BindStarted."""
     if not arq_uuids:
         return 0
-    statement = sa.update(ARQ).where(
-        ARQ.c.uuid.in_(sorted(arq_uuids)),
-        ARQ.c.bind_owner == owner,
-        ARQ.c.state == BIND_STARTED,
-    ).values(bind_lease_expires_at=lease_expires_at, **_keep_updated_at())
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(_RENEW_LEASES, {
+        'uuids': sorted(arq_uuids), 'owner': owner,
+        'expires_at': lease_expires_at}).rowcount
 
 
 @db_api.writer
@@ -77,12 +159,8 @@ def release_leases(context, arq_uuids, owner):
     """Give up ``owner``'s leases of these ARQs, whatever their state."""
     if not arq_uuids:
         return 0
-    statement = sa.update(ARQ).where(
-        ARQ.c.uuid.in_(sorted(arq_uuids)),
-        ARQ.c.bind_owner == owner,
-    ).values(bind_owner=None, bind_lease_expires_at=None,
-             **_keep_updated_at())
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(_RELEASE_LEASES, {
+        'uuids': sorted(arq_uuids), 'owner': owner}).rowcount
 
 
 @db_api.reader
@@ -103,54 +181,8 @@ def leased_arqs(context, arq_uuids, owner):
     """
     if not arq_uuids:
         return []
-    # As Placement has them (queries.placement.provider_sources_of_host):
-    # the newest top-level ``rc`` attribute, the top-level ``trait*`` ones.
-    resource_class = sa.select(Attribute.c.value).where(
-        Attribute.c.deployable_id == Deployable.c.id,
-        Attribute.c.key == placement_queries.RESOURCE_CLASS_KEY,
-        Attribute.c.parent_attribute_id.is_(None),
-    ).order_by(Attribute.c.id.desc()).limit(1).scalar_subquery()
-    traits = sa.select(sa.func.aggregate_strings(
-        Attribute.c.value, TRAIT_SEPARATOR)).where(
-        Attribute.c.deployable_id == Deployable.c.id,
-        Attribute.c.key.startswith(placement_queries.TRAIT_KEY_PREFIX),
-        Attribute.c.parent_attribute_id.is_(None),
-        Attribute.c.value.is_not(None),
-    ).scalar_subquery()
-    query = sa.select(
-        ARQ,
-        DeviceProfile.c.profile_json,
-        Deployable.c.id.label('deployable_row_id'),
-        Deployable.c.name.label('deployable_name'),
-        Deployable.c.driver_name.label('deployable_driver_name'),
-        Deployable.c.bitstream_id.label('deployable_bitstream_id'),
-        resource_class.label('deployable_rc'),
-        traits.label('deployable_traits'),
-        Device.c.hostname.label('device_hostname'),
-        Device.c.status.label('device_status'),
-        Device.c.type.label('device_type'),
-        Device.c.vendor.label('device_vendor'),
-        Device.c.model.label('device_model'),
-        Device.c.vendor_board_info.label('device_vendor_board_info'),
-        AttachHandle.c.uuid.label('attach_handle_uuid'),
-        AttachHandle.c.attach_type.label('attach_handle_type'),
-        AttachHandle.c.attach_info.label('attach_handle_info'),
-        AttachHandle.c.deployable_id.label('attach_handle_deployable_id'),
-        AttachHandle.c.updated_at.label('attach_handle_updated_at'),
-    ).join(
-        DeviceProfile, ARQ.c.device_profile_id == DeviceProfile.c.id
-    ).outerjoin(
-        Deployable, Deployable.c.rp_uuid == ARQ.c.device_rp_uuid
-    ).outerjoin(
-        Device, Device.c.id == Deployable.c.device_id
-    ).outerjoin(
-        AttachHandle, AttachHandle.c.id == ARQ.c.attach_handle_id
-    ).where(
-        ARQ.c.uuid.in_(sorted(arq_uuids)),
-        ARQ.c.bind_owner == owner,
-        ARQ.c.state == BIND_STARTED,
-    ).order_by(ARQ.c.id)
-    return context.session.execute(query).mappings().all()
+    return context.session.connection().execute(_LEASED_ARQS, {
+        'uuids': sorted(arq_uuids), 'owner': owner}).mappings().all()
 
 
 @db_api.writer
@@ -184,41 +216,50 @@ def lock_arqs_of_instances(context, arq_ids, instance_uuids):
     of one instance take turns, so exactly one of them sees the last ARQ
     leave BindStarted and sends Nova the instance's events.
     """
-    conditions = []
-    if arq_ids:
-        conditions.append(ARQ.c.id.in_(sorted(arq_ids)))
-    if instance_uuids:
-        conditions.append(ARQ.c.instance_uuid.in_(sorted(instance_uuids)))
-    if not conditions:
+    if not arq_ids and not instance_uuids:
         return []
-    query = sa.select(
-        ARQ.c.id, ARQ.c.uuid, ARQ.c.state, ARQ.c.instance_uuid,
-        ARQ.c.attach_handle_id, ARQ.c.bind_owner, ARQ.c.bind_event_pending,
-        ARQ.c.bind_lease_expires_at, ARQ.c.created_at, ARQ.c.updated_at,
-    ).where(sa.or_(*conditions)).order_by(ARQ.c.id).with_for_update()
-    return context.session.execute(query).mappings().all()
+    # An empty list matches nothing (an expanding IN renders it so).
+    return context.session.connection().execute(_LOCK_ARQS_OF_INSTANCES, {
+        'ids': sorted(arq_ids or ()),
+        'instance_uuids': sorted(instance_uuids or ())}).mappings().all()
 
 
 @db_api.writer
 def end_binds(context, arq_ids, state, now, release_attach_handle,
-              reasons=None):
+              reasons=None, event_lease=None, events_owed=True):
     """Move ARQs out of BindStarted to ``state``, owing Nova their event.
 
-    Only ARQs still in BindStarted change; their lease ends. With
+    Only ARQs still in BindStarted change; their bind lease ends. With
     ``release_attach_handle`` the ARQs also let go of their attach handle
     (the caller frees the handles themselves). ``reasons`` maps ARQ ids to
     the ``state_reason`` to record (cut at 255 characters); the others get
-    none. Returns how many changed.
+    none. ``event_lease`` (``(owner, expires_at, arq_ids)``) leases the
+    events of those of the ARQs to their sender in the same statement, as
+    ``lease_events`` would after it; without ``events_owed`` (nobody to
+    tell: Nova is not configured) no event is owed at all. Returns how
+    many changed.
     """
     if not arq_ids:
         return 0
     reasons = {arq_id: _reason_text(reason)
                for arq_id, reason in (reasons or {}).items() if reason}
     values = {'state': state, 'bind_owner': None,
-              'bind_lease_expires_at': None, 'bind_event_pending': True,
+              'bind_lease_expires_at': None,
+              'bind_event_pending': True if events_owed else None,
               'updated_at': now,
               'state_reason': sa.case(reasons, value=ARQ.c.id, else_=None)
               if reasons else None}
+    if events_owed and event_lease is not None:
+        owner, expires_at, leased_ids = event_lease
+        leased = sorted(set(leased_ids) & set(arq_ids))
+        if leased == sorted(set(arq_ids)):
+            values['bind_owner'] = owner
+            values['bind_lease_expires_at'] = expires_at
+        elif leased:
+            told = ARQ.c.id.in_(leased)
+            values['bind_owner'] = sa.case((told, owner), else_=None)
+            values['bind_lease_expires_at'] = sa.case((told, expires_at),
+                                                      else_=None)
     if release_attach_handle:
         values['attach_handle_id'] = None
     statement = sa.update(ARQ).where(
@@ -295,11 +336,9 @@ def lease_events(context, arq_ids, owner, expires_at):
     """
     if not arq_ids:
         return 0
-    statement = sa.update(ARQ).where(
-        ARQ.c.id.in_(sorted(arq_ids)),
-        ARQ.c.state != BIND_STARTED,
-    ).values(bind_owner=owner, bind_lease_expires_at=expires_at)
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(_LEASE_EVENTS, {
+        'ids': sorted(arq_ids), 'owner': owner,
+        'expires_at': expires_at}).rowcount
 
 
 @db_api.writer
@@ -313,14 +352,9 @@ def clear_events_pending(context, arq_uuids, owner, lease_expires_at):
     """
     if not arq_uuids:
         return 0
-    statement = sa.update(ARQ).where(
-        ARQ.c.uuid.in_(sorted(arq_uuids)),
-        ARQ.c.state != BIND_STARTED,
-        ARQ.c.bind_owner == owner,
-        ARQ.c.bind_lease_expires_at == lease_expires_at,
-    ).values(bind_event_pending=None, bind_owner=None,
-             bind_lease_expires_at=None)
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(_CLEAR_EVENTS_PENDING, {
+        'uuids': sorted(arq_uuids), 'owner': owner,
+        'expires_at': lease_expires_at}).rowcount
 
 
 @db_api.reader

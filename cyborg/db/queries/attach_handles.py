@@ -2,7 +2,7 @@
 
 Every statement that reads or writes attach handles lives here: the
 per-row functions of the object, and the set-based statements of the
-binder (``lock_free``, ``held``, ``take``, ``free``), of the ARQ workflows
+binder (``lock_free``, ``take``, ``free``), of the ARQ workflows
 (``free_held_by_arqs``) and of the inventory report (``of_host``,
 ``set_in_use``), each one statement whatever the number of handles.
 """
@@ -63,6 +63,26 @@ def destroy(context, uuid):
 
 # -- Set-based statements ----------------------------------------------------
 
+# Built once: the binder runs these on every bind, and building and
+# hashing a statement costs more CPU than the database takes to run it.
+_LOCK_FREE = sa.select(
+    HANDLES.c.id, HANDLES.c.uuid, HANDLES.c.deployable_id,
+    HANDLES.c.attach_type, HANDLES.c.attach_info,
+    sa.exists().where(ARQS.c.attach_handle_id == HANDLES.c.id).label('held'),
+).where(
+    HANDLES.c.deployable_id.in_(sa.bindparam('deployable_ids',
+                                             expanding=True)),
+    HANDLES.c.in_use == sa.false(),
+).order_by(HANDLES.c.deployable_id, HANDLES.c.id).with_for_update()
+_TAKE = sa.update(HANDLES).where(
+    HANDLES.c.id.in_(sa.bindparam('handle_ids', expanding=True)),
+    HANDLES.c.in_use == sa.false(),
+).values(in_use=True, updated_at=sa.bindparam('now'))
+_FREE = sa.update(HANDLES).where(
+    HANDLES.c.id.in_(sa.bindparam('handle_ids', expanding=True)),
+).values(in_use=False, updated_at=sa.bindparam('now'))
+
+
 @db_api.writer
 def lock_free(context, deployable_ids):
     """The free attach handles of these deployables, locked until commit.
@@ -70,28 +90,15 @@ def lock_free(context, deployable_ids):
     One locking read: on MariaDB and PostgreSQL it waits for a concurrent
     binder that holds one of these handles and then sees that binder's
     result, so a handle it took is no longer free here. SQLite has a
-    single writer, which gives the same guarantee.
+    single writer, which gives the same guarantee. Each row also says
+    whether an ARQ holds the handle anyway (``held``: a handle marked free
+    by mistake, which the binder skips), read in the same statement.
     """
     if not deployable_ids:
         return []
-    query = sa.select(
-        HANDLES.c.id, HANDLES.c.uuid, HANDLES.c.deployable_id,
-        HANDLES.c.attach_type, HANDLES.c.attach_info,
-    ).where(
-        HANDLES.c.deployable_id.in_(sorted(deployable_ids)),
-        HANDLES.c.in_use == sa.false(),
-    ).order_by(HANDLES.c.deployable_id, HANDLES.c.id).with_for_update()
-    return context.session.execute(query).mappings().all()
-
-
-@db_api.reader
-def held(context, attach_handle_ids):
-    """The ids among ``attach_handle_ids`` that some ARQ holds, in one query."""
-    if not attach_handle_ids:
-        return set()
-    query = sa.select(ARQS.c.attach_handle_id).where(
-        ARQS.c.attach_handle_id.in_(sorted(attach_handle_ids)))
-    return set(context.session.scalars(query))
+    return context.session.connection().execute(
+        _LOCK_FREE, {'deployable_ids': sorted(deployable_ids)}
+    ).mappings().all()
 
 
 @db_api.writer
@@ -99,11 +106,9 @@ def take(context, attach_handle_ids, now):
     """Mark free attach handles in use; return how many this statement took."""
     if not attach_handle_ids:
         return 0
-    statement = sa.update(HANDLES).where(
-        HANDLES.c.id.in_(sorted(attach_handle_ids)),
-        HANDLES.c.in_use == sa.false(),
-    ).values(in_use=True, updated_at=now)
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(
+        _TAKE, {'handle_ids': sorted(attach_handle_ids), 'now': now}
+    ).rowcount
 
 
 @db_api.writer
@@ -111,10 +116,9 @@ def free(context, attach_handle_ids, now):
     """Mark attach handles free again, in one statement."""
     if not attach_handle_ids:
         return 0
-    statement = sa.update(HANDLES).where(
-        HANDLES.c.id.in_(sorted(attach_handle_ids)),
-    ).values(in_use=False, updated_at=now)
-    return context.session.connection().execute(statement).rowcount
+    return context.session.connection().execute(
+        _FREE, {'handle_ids': sorted(attach_handle_ids), 'now': now}
+    ).rowcount
 
 
 @db_api.writer

@@ -18,6 +18,7 @@ from oslo_utils import uuidutils
 
 from cyborg.tests import base
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
+from cyborg.tests.unit.conductor import test_bind_writes as writes_cases
 from cyborg.tests.unit.conductor import test_binder as binder_cases
 
 ARQ = cases.ARQ
@@ -158,4 +159,12 @@ class MariaDBStatementCountTests(cases.StatementCountTests, base.TestCase):
 
 class PostgreSQLStatementCountTests(cases.StatementCountTests,
                                    base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBBindWritesTests(writes_cases.BindWritesTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLBindWritesTests(writes_cases.BindWritesTests, base.TestCase):
     backend = 'postgresql'

@@ -60,19 +60,22 @@ fpgas:
 class RecordingNova:
     """Stands in for NovaClient: keeps each send_events call's events."""
 
-    def __init__(self):
+    def __init__(self, configured=True):
         self.sent = []
         self.lock = threading.Lock()
         # False: Nova cannot be reached (the events are not delivered).
         self.reachable = True
+        # False: no [nova] (the real client then sends nothing).
+        self.configured = configured
 
     def is_configured(self):
-        return True
+        return self.configured
 
     def send_events(self, events):
+        # Unconfigured, the real client only logs them (as not sent).
         with self.lock:
             self.sent.append(list(events))
-        return self.reachable
+        return self.reachable and self.configured
 
     def events(self):
         with self.lock:
@@ -532,13 +535,21 @@ class NovaEventTests(BindingTestsBase):
 class StatementCountTests(BindingTestsBase):
     """A batch costs the same statements for one ARQ as for eight."""
 
-    def count(self, arq_count):
+    # claim: take the leases, read the leased ARQs, lock the deployables
+    # being programmed, lock the free handles (with whether an ARQ holds
+    # one), take them, record them on the ARQs. finish: lock the
+    # instances' ARQs, end the binds (leasing their events). Then the
+    # events Nova was given are no longer owed (one more).
+    CLAIM = 6
+    FINISH = 2
+
+    def count(self, arq_count, binder=None):
         instance = uuidutils.generate_uuid()
         arq_uuids = [self.make_arq(self.providers[3], instance)
                      for _ in range(arq_count)]
         with test_list_statement_counts.counting_statements(
                 self.database.engine) as statements:
-            ended = self.binder.bind(arq_uuids)
+            ended = (binder or self.binder).bind(arq_uuids)
         self.assertEqual(['Bound'] * arq_count, list(ended.values()))
         self.execute(sa.update(ARQ).values(state='Unbound',
                                            attach_handle_id=None))
@@ -547,6 +558,14 @@ class StatementCountTests(BindingTestsBase):
 
     def test_statements_do_not_grow_with_the_batch(self):
         self.assertEqual(self.count(1), self.count(8))
+
+    def test_a_bind_costs_claim_finish_and_the_events_sent(self):
+        self.assertEqual(self.CLAIM + self.FINISH + 1, self.count(8))
+
+    def test_without_nova_nothing_is_written_after_finish(self):
+        binder = self.make_binder(
+            'conductor-2', nova=RecordingNova(configured=False))
+        self.assertEqual(self.CLAIM + self.FINISH, self.count(8, binder))
 
 
 class SQLiteClaimOutcomeTests(ClaimOutcomeTests, base.TestCase):
