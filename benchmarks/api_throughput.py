@@ -36,17 +36,7 @@ import sqlalchemy as sa
 import bench
 
 
-def _mariadb_url():
-    # The driver production deployments use (README, Deploying for real),
-    # PyMySQL where mysqlclient is not installed.
-    try:
-        import MySQLdb  # noqa: F401
-    except ImportError:
-        return 'mysql+pymysql://root@127.0.0.1:3306/'
-    return 'mysql+mysqldb://root@127.0.0.1:3306/'
-
-
-MARIADB_URL = _mariadb_url()
+MARIADB_URL = bench.mariadb_server_url()
 QUICK = {'devices': 50, 'seconds': 2, 'clients': 4}
 SERVERS = ('threaded', 'gunicorn-sync', 'gunicorn-gthread')
 GTHREADS = 4

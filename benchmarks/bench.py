@@ -4,7 +4,17 @@ The scripts run as ``python benchmarks/<script>.py``, so this folder is the
 first entry of ``sys.path`` and they import this module as ``bench``.
 """
 
+import importlib.util
 import math
+
+
+def mariadb_server_url():
+    """The URL of the local MariaDB server (no database) through the
+    driver production deployments use (README, Deploying for real):
+    mysqlclient, or PyMySQL where it is not installed."""
+    if importlib.util.find_spec('MySQLdb') is None:
+        return 'mysql+pymysql://root@127.0.0.1:3306/'
+    return 'mysql+mysqldb://root@127.0.0.1:3306/'
 
 
 def percentile(values, fraction):

@@ -15,6 +15,10 @@ conductor calls its agent in-process, which the ``local`` line measures:
 the same call through ``cyborg.rpc``'s local dispatch to an AgentManager
 of this process with the same fake fleet).
 
+The CPU the services used per timed bind (its POST, PATCH, GETs and
+DELETE and the binder's work, from ``/proc``, workers included) is
+printed too: on a shared machine it moves less than the latencies do.
+
 With ``--nova`` each target is started a second time with ``[nova]``
 pointing at a stand-in of Nova's events API in this process, and the
 time from sending the PATCH to the arrival of the instance's
@@ -43,6 +47,30 @@ BIND_DEADLINE = 30
 # Binds timed with --quick.
 QUICK_BINDS = 3
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def service_cpu(deployment):
+    """CPU seconds (user + system) used so far by each service of
+    ``deployment``, its worker processes included (a service's workers
+    share the process group of the process it started)."""
+    groups = {service.process.pid: script
+              for script, service in deployment.services.items()
+              if service.process is not None}
+    ticks = os.sysconf('SC_CLK_TCK')
+    used = dict.fromkeys(groups.values(), 0.0)
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % pid) as stat_file:
+                # The fields after the command name, which may hold spaces.
+                fields = stat_file.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        script = groups.get(int(fields[2]))
+        if script is not None:
+            used[script] += (int(fields[11]) + int(fields[12])) / ticks
+    return used
 
 
 def summary(name, seconds):
@@ -235,7 +263,10 @@ def measure(target, arguments, nova=None):
             'name': profile_name, 'groups': [{'resources:FPGA': '1'}]}],
             expected=(201,))
         patches, bound, events, gets = [], [], [], []
+        cpu_before = None
         for number in range(arguments.binds + arguments.warm_up):
+            if number == arguments.warm_up:
+                cpu_before = service_cpu(deployment)
             patch, resolved, event, polls = bind_one(
                 api, profile_name, deployment.agent_host,
                 regions[number % len(regions)], nova)
@@ -245,6 +276,7 @@ def measure(target, arguments, nova=None):
                 gets.extend(polls)
                 if event is not None:
                     events.append(event)
+        cpu_after = service_cpu(deployment)
         api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
                  expected=(204,))
         agent = time_agent_calls(
@@ -257,6 +289,13 @@ def measure(target, arguments, nova=None):
         print(summary('PATCH -> Bound (first GET answering 200)', bound))
         print(summary('  GET ?bind_state=resolved (resolution)', gets))
         print(summary('agent prepare_arqs over RabbitMQ', agent))
+        # The services' CPU per timed bind: its POST, PATCH, GETs and
+        # DELETE, and the binder's work (steadier than the latencies on a
+        # shared machine).
+        print('%-44s %s' % ('CPU ms per bind (POST to DELETE)', ', '.join(
+            '%s %.1f' % (script, (cpu_after[script] - cpu_before[script])
+                         * 1000 / arguments.binds)
+            for script in sorted(cpu_after))))
         if target == 'aio':
             local = local_agent_calls(deployment.fleet_path, arguments.binds)
             numbers['local'] = local

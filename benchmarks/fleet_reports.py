@@ -16,6 +16,10 @@ served in this process, whose requests are counted:
    requests per report.
 """
 
+# cyborg first: importing it selects oslo.service's threading backend, which
+# oslo_messaging would otherwise set to eventlet.
+import cyborg  # noqa: F401
+
 import collections
 import concurrent.futures
 import os

@@ -7,6 +7,10 @@
   RabbitMQ when one answers on 127.0.0.1:5672.
 """
 
+# cyborg first: importing it selects oslo.service's threading backend, which
+# oslo_messaging would otherwise set to eventlet.
+import cyborg  # noqa: F401
+
 import argparse
 import concurrent.futures
 import socket

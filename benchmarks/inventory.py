@@ -63,9 +63,8 @@ API_HEADERS = {'OpenStack-API-Version': 'accelerator 2.3'}
 QUICK = {'hosts': 5, 'devices': 2, 'vfs': 2, 'requests': 5}
 # --fleet-reports: 64 deployables a host (8 x (root, region, PF, 5 VFs)).
 FLEET_REPORTS = {'hosts': 100, 'devices': 8, 'vfs': 5,
-                 'database_url': 'mysql+pymysql://root@127.0.0.1:3306/'
-                                 'cyborg_bench_fleet_%s'
-                                 % uuid.uuid4().hex[:8]}
+                 'database_url': bench.mariadb_server_url()
+                 + 'cyborg_bench_fleet_%s' % uuid.uuid4().hex[:8]}
 
 
 def timing_line(name, seconds, total=False):

@@ -6,6 +6,11 @@ MariaDB database and a Placement served in this process) and removes them
 all at ``stop``; ``sample_process`` reads a service's figures from /proc.
 """
 
+# cyborg first: importing it selects oslo.service's threading backend, which
+# oslo_messaging would otherwise set to eventlet (bind_latency.py and
+# api_throughput.py import this module before anything of cyborg's).
+import cyborg  # noqa: F401
+
 import os
 import shutil
 import subprocess
@@ -25,10 +30,12 @@ from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
 import arq_bind
+import bench
 import inventory
 
-MARIADB_URL = 'mysql+pymysql://root@127.0.0.1:3306/'
+MARIADB_URL = bench.mariadb_server_url()
 START_TIMEOUT = 180
+
 
 def write_fleet(path, regions):
     """The real agent's fleet: ``regions`` FPGA regions of 2 handles."""

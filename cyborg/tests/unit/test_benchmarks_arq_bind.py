@@ -76,3 +76,7 @@ class TestArqBindBenchmark(benchmark_runner.BenchmarkTestCase):
             output, 'event requests per instance', r'([0-9, ]+)$'))
         self.line(output, 'ratio PATCH -> Bound / agent call',
                   r'median (%s)x\s+p95 (%s)x' % (NUMBER, NUMBER))
+        # The all-in-one is one service: its CPU per bind, workers included.
+        [cpu] = self.line(output, 'CPU ms per bind (POST to DELETE)',
+                          r'cyborg-aio (%s)$' % NUMBER)
+        self.assertGreater(float(cpu), 0)
