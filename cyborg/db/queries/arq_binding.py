@@ -252,10 +252,7 @@ def end_binds(context, arq_ids, state, now, release_attach_handle,
     if events_owed and event_lease is not None:
         owner, expires_at, leased_ids = event_lease
         leased = sorted(set(leased_ids) & set(arq_ids))
-        if leased == sorted(set(arq_ids)):
-            values['bind_owner'] = owner
-            values['bind_lease_expires_at'] = expires_at
-        elif leased:
+        if leased:
             told = ARQ.c.id.in_(leased)
             values['bind_owner'] = sa.case((told, owner), else_=None)
             values['bind_lease_expires_at'] = sa.case((told, expires_at),

@@ -74,42 +74,28 @@ class _iso_seconds_spaced(_iso_seconds):
     separator = ' '
 
 
-# The same text on every backend; SQLite stores SQLAlchemy's DateTime as
+# Per backend, the call and the format of the same text (``%s``: the
+# separator). SQLite stores SQLAlchemy's DateTime as
 # 'YYYY-MM-DD HH:MM:SS.ffffff' text, which its strftime reads.
-_ISO_FORMATS = {
-    'sqlite': '%%Y-%%m-%%d%s%%H:%%M:%%S+00:00',
-    'mysql': '%%Y-%%m-%%d%s%%H:%%i:%%s+00:00',
-    'postgresql': 'YYYY-MM-DD"%s"HH24:MI:SS"+00:00"',
+_ISO_SQL = {
+    'sqlite': ('strftime({format}, {column})',
+               '%%Y-%%m-%%d%s%%H:%%M:%%S+00:00'),
+    'mysql': ('DATE_FORMAT({column}, {format})',
+              '%%Y-%%m-%%d%s%%H:%%i:%%s+00:00'),
+    'postgresql': ('to_char({column}, {format})',
+                   'YYYY-MM-DD"%s"HH24:MI:SS"+00:00"'),
 }
 
 
-def _iso_format(element, sql_compiler, dialect, **kw):
+@compiler.compiles(_iso_seconds)
+def _iso_seconds_sql(element, sql_compiler, **kw):
+    call, iso_format = _ISO_SQL[sql_compiler.dialect.name]
     # The format as a parameter: a literal '%' would need escaping for
     # drivers whose parameters are written with '%'.
-    return sql_compiler.process(
-        sa.literal(_ISO_FORMATS[dialect] % element.separator), **kw)
-
-
-@compiler.compiles(_iso_seconds)
-def _iso_seconds_default(element, sql_compiler, **kw):
-    return 'strftime(%s, %s)' % (
-        _iso_format(element, sql_compiler, 'sqlite', **kw),
-        sql_compiler.process(element.clauses, **kw))
-
-
-@compiler.compiles(_iso_seconds, 'mysql')
-@compiler.compiles(_iso_seconds, 'mariadb')
-def _iso_seconds_mysql(element, sql_compiler, **kw):
-    return 'DATE_FORMAT(%s, %s)' % (
-        sql_compiler.process(element.clauses, **kw),
-        _iso_format(element, sql_compiler, 'mysql', **kw))
-
-
-@compiler.compiles(_iso_seconds, 'postgresql')
-def _iso_seconds_postgresql(element, sql_compiler, **kw):
-    return 'to_char(%s, %s)' % (
-        sql_compiler.process(element.clauses, **kw),
-        _iso_format(element, sql_compiler, 'postgresql', **kw))
+    return call.format(
+        column=sql_compiler.process(element.clauses, **kw),
+        format=sql_compiler.process(
+            sa.literal(iso_format % element.separator), **kw))
 
 
 def rendered(columns, spaced=False):
