@@ -43,6 +43,13 @@ class RequestContext(oslo_context.RequestContext):
             target = {'project_id': self.project_id, 'user_id': self.user_id}
         return policies.authorize(self, rule, target, fatal=fatal)
 
+    def check_is_admin(self):
+        """Whether this caller passes the ``context_is_admin`` rule: what
+        ``is_admin`` reads, once, when it was left undecided (None), as the
+        API leaves it."""
+        from cyborg import policies  # policies imports context; import late
+        return policies.check_is_admin(self)
+
     def to_policy_values(self):
         values = super().to_policy_values()
         values['project_id'] = self.project_id

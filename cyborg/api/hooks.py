@@ -20,7 +20,6 @@ from cyborg.api import links
 from cyborg.api import microversions
 from cyborg import context as cyborg_context
 from cyborg import exception
-from cyborg import policies
 
 LOG = logging.getLogger(__name__)
 
@@ -74,7 +73,9 @@ class ContextHook(hooks.PecanHook):
     def on_route(self, state):
         environ = state.request.environ
         context = cyborg_context.RequestContext.from_environ(environ)
-        context.is_admin = policies.check_is_admin(context)
+        # Decided by the context_is_admin rule when first read
+        # (RequestContext.check_is_admin): most calls never ask.
+        context.is_admin = None
         # Read by the ARQ controller: bind, unbind and some deletes need it.
         context.has_service_token = has_service_token(
             environ, self._service_token_roles)

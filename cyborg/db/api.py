@@ -271,6 +271,9 @@ def _engine_options(conf):
                'asyncio_slave_connection'}
     options = {k: v for k, v in options.items() if k in allowed}
     options['sqlite_fk'] = True
+    # oslo.db's sleep(0) at every connection check-in yields to eventlet's
+    # other green threads; the services run on native threads.
+    options['thread_checkin'] = False
     return options
 
 

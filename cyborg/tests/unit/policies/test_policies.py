@@ -257,6 +257,87 @@ class TestAuthorize(PolicyTestCase):
                                                        fatal=False))
 
 
+class TestPolicyFileChanges(PolicyTestCase):
+    """A changed policy file applies without a restart, within
+    RELOAD_INTERVAL; between two looks no check reads the files again."""
+
+    def setUp(self):
+        super().setUp()
+        self.now = 1000.0
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.policies.time.monotonic', lambda: self.now))
+        self.policy_file = self.useFixture(fixtures.TempDir()).join(
+            'policy.yaml')
+        self._write('"cyborg:device:get_all": "role:reader"\n')
+        self.config(policy_file=self.policy_file, group='oslo_policy')
+        policies.reset()
+
+    def _write(self, text):
+        with open(self.policy_file, 'w') as rules_file:
+            rules_file.write(text)
+        # Another change time, as a later edit has.
+        self.mtime = getattr(self, 'mtime', 1e9) + 10
+        os.utime(self.policy_file, (self.mtime, self.mtime))
+
+    def test_an_edit_applies_after_the_interval(self):
+        reader = make_context(['reader'])
+        self.assertTrue(reader.can(device.LIST))
+        self._write('"cyborg:device:get_all": "role:admin"\n')
+        self.now += policies.RELOAD_INTERVAL / 2
+        self.assertTrue(reader.can(device.LIST))
+        self.now += policies.RELOAD_INTERVAL
+        self.assertFalse(reader.can(device.LIST, fatal=False))
+
+    def test_no_file_is_looked_at_between_two_looks(self):
+        reader = make_context(['reader'])
+        reader.can(device.LIST)
+        looks = []
+        real = policy.Enforcer.load_rules
+
+        def counted(enforcer, force_reload=False):
+            looks.append(force_reload)
+            return real(enforcer, force_reload)
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_policy.policy.Enforcer.load_rules', counted))
+        for _ in range(5):
+            reader.can(device.LIST)
+        self.assertEqual([], looks)
+        self.now += policies.RELOAD_INTERVAL
+        reader.can(device.LIST)
+        self.assertEqual([False], looks)
+
+
+class TestIsAdminDecidedWhenRead(PolicyTestCase):
+    """The API leaves is_admin undecided: the context_is_admin rule runs
+    when something reads it, once."""
+
+    def test_undecided_is_the_rules_answer(self):
+        for roles, expected in ((['admin'], True), (['member'], False),
+                                (['reader', 'manager'], False)):
+            context = make_context(roles)
+            context.is_admin = None
+            self.assertIs(expected, context.is_admin)
+            # What an RPC call carries is the decision.
+            self.assertIs(expected, context.to_dict()['is_admin'])
+
+    def test_the_rule_runs_once_and_only_when_read(self):
+        checks = []
+        real = policies.check_is_admin
+
+        def counted(context):
+            checks.append(context)
+            return real(context)
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.policies.check_is_admin', counted))
+        context = make_context(['admin'])
+        context.is_admin = None
+        self.assertTrue(context.can(device.LIST))
+        self.assertEqual([], checks)
+        self.assertTrue(context.is_admin)
+        self.assertTrue(context.is_admin)
+        self.assertEqual([context], checks)
+
+
 class TestHandedInConfiguration(base.TestCase):
 
     def setUp(self):
