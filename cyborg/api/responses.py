@@ -1,8 +1,15 @@
 """How answers are written: JSON bodies (Pecan's ``json`` renderer) and
 answers without a body, which Pecan would otherwise rewrite."""
 
+import json
+
 import pecan
 from pecan import jsonify
+
+try:
+    import orjson
+except ImportError:  # no wheel: the standard library's encoder only
+    orjson = None
 
 
 def empty(status):
@@ -67,6 +74,27 @@ def select_encoder(name=None):
 
 
 _encoder_name, _encode = select_encoder()
+
+
+def embedded(text):
+    """The JSON value of ``text``, JSON a writer stored (a column holding a
+    canonical JSON document), to be put into an answer as it is.
+
+    With orjson it is not parsed: an ``orjson.Fragment`` is written into
+    the answer as its text (a list's every row otherwise parsed and
+    rebuilt its object, only for the encoder to write it back). With the
+    standard library's encoder it is the parsed value.
+    """
+    if _encoder_name == ORJSON:
+        return orjson.Fragment(text)
+    return json.loads(text)
+
+
+if orjson is not None:
+    # An answer orjson refuses goes to pecan's encoder whole (see
+    # _orjson_encoder): there a fragment is the value of its text.
+    jsonify.jsonify.register(orjson.Fragment)(
+        lambda fragment: json.loads(orjson.dumps(fragment)))
 
 
 def use_encoder(name):

@@ -8,10 +8,9 @@ bind failed (null otherwise): an addition to upstream's fields, left out
 below 2.3 so that Nova's answers keep upstream's shape.
 """
 
-import json
-
 from cyborg.api import links
 from cyborg.api import microversions
+from cyborg.api import responses
 from cyborg.api.views import listing
 
 RESOURCE = 'accelerator_requests'
@@ -57,11 +56,12 @@ _ROW_COLUMNS = ('uuid', 'state', 'device_profile_name',
 
 def _info_of(text):
     """The ``attach_handle_info`` a row's JSON text shows, as ``one`` shows
-    an ARQ object's."""
+    an ARQ object's: the text as it is, which inventory reports store
+    canonical (an object of strings, keys sorted:
+    ``report_validation.canonical_json``)."""
     if not text:
         return {}
-    return {str(key): '' if value is None else str(value)
-            for key, value in sorted(json.loads(text).items())}
+    return responses.embedded(text)
 
 
 def collection(rows, version, query, params, base_url):

@@ -71,13 +71,21 @@ def list_arqs(context, filters=None, limit=None, marker=None, sort_key='id',
     return context.session.execute(query).all()
 
 
+# The ARQ's own columns an API list shows (cyborg.api.views.arqs): only
+# these are read (the bind's bookkeeping columns are not, nor formatted).
+LISTED_COLUMNS = ('uuid', 'state', 'device_profile_group_id', 'hostname',
+                  'device_rp_uuid', 'instance_uuid', 'project_id',
+                  'state_reason', 'created_at', 'updated_at')
+
+
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc'):
-    """The page of ``list_arqs`` as read-only Core rows of the ARQ's columns
-    and the joined fields (``attach_handle_info`` JSON text), in one query."""
+    """The page of ``list_arqs`` as read-only Core rows of the columns a
+    list shows (``LISTED_COLUMNS``) and the joined fields
+    (``attach_handle_info`` JSON text), in one query."""
     query = sa.select(
-        *rows.rendered(ARQ_TABLE.columns),
+        *rows.rendered(ARQ_TABLE.c[name] for name in LISTED_COLUMNS),
         *(column.label(name) for name, column in JOINED.items())
     ).join(
         models.DeviceProfile, ARQ.device_profile_id == models.DeviceProfile.id

@@ -15,6 +15,7 @@ from cyborg.db.queries import attributes as attribute_queries
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
 from cyborg.tests import base
+from cyborg.tests.unit.db import records
 from cyborg.tests.unit.api import real_app
 
 BODY = {
@@ -65,6 +66,26 @@ class TestEncoderChoice(base.TestCase):
                      {'big': 2 ** 70}, {1: 'key not text'}):
             self.assertEqual(fallback(body), fast(body))
 
+    def test_embedded_text_is_its_value_with_either_encoder(self):
+        self.addCleanup(responses.use_encoder, None)
+        text = '{"bus":"0c","quote":"a \\"b\\" \\u00e9"}'
+        for name in (responses.ORJSON, responses.STDLIB):
+            responses.use_encoder(name)
+            _, encode = responses.select_encoder(name)
+            body = {'info': responses.embedded(text), 'n': 1}
+            self.assertEqual({'info': json.loads(text), 'n': 1},
+                             json.loads(encode(body)))
+        # orjson writes the text as it is, unparsed.
+        responses.use_encoder(responses.ORJSON)
+        _, encode = responses.select_encoder(responses.ORJSON)
+        self.assertIn(text.encode(), encode({'info': responses.embedded(text)}))
+        # A body orjson refuses goes to pecan's encoder whole, fragment
+        # and all.
+        body = {'info': responses.embedded(text),
+                'at': datetime.datetime(2026, 1, 2, 3, 4, 5)}
+        self.assertEqual({'info': json.loads(text),
+                          'at': '2026-01-02 03:04:05'}, json.loads(encode(body)))
+
     def test_unknown_encoder_is_refused(self):
         self.assertRaises(ValueError, responses.select_encoder, 'ujson')
 
@@ -92,8 +113,19 @@ class TestAnswersWithEitherEncoder(real_app.RealAppTestCase):
             'uuid': uuidutils.generate_uuid(),
             'deployable_id': deployable.id, 'key': 'rc',
             'value': 'FPGA "\u00e9"'})
+        tree = records.DeviceTree(context, handles=1)
+        profile = records.make_device_profile(
+            context, groups=[{'resources:FPGA': '1',
+                              'trait:CUSTOM_\u00c9': 'required'}])
+        records.make_arq(
+            context, profile, state='Bound', hostname='host-0',
+            device_rp_uuid=uuidutils.generate_uuid(),
+            instance_uuid=uuidutils.generate_uuid(), project_id='p',
+            attach_handle_id=tree.attach_handles[0].id,
+            deployable_id=tree.deployable.id)
         self.addCleanup(responses.use_encoder, None)
-        for path in ('/v2/devices', '/v2/deployables', '/v2/attributes'):
+        for path in ('/v2/devices', '/v2/deployables', '/v2/attributes',
+                     '/v2/accelerator_requests', '/v2/device_profiles'):
             responses.use_encoder(responses.STDLIB)
             slow = self._get(path)
             responses.use_encoder(responses.ORJSON)
