@@ -4,6 +4,14 @@ An ``rc`` attribute names the resource class of the deployable's provider
 (the newest one wins) and each ``trait*`` attribute one of its traits; a
 change to either is followed by a sync of the host's providers. Deleting a
 trait attribute takes the trait off that provider only.
+
+The write takes the host's lock first (``host_locks.lock_reported``, the
+lock an inventory report takes) in its transaction: the attribute writers
+of one host take turns, so the refresh of the deployable's stored
+``attributes_list`` that follows the write sees every attribute committed
+before it, and a write here cannot deadlock with a report of the host. (A
+deployable exists once a report of its host was applied, which made the
+host's row.)
 """
 
 import logging
@@ -20,6 +28,7 @@ from cyborg.db import api as db_api
 from cyborg.db.queries import attributes as attribute_queries
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
+from cyborg.db.queries import host_locks
 from cyborg.db.queries import placement as placement_queries
 
 LOG = logging.getLogger(__name__)
@@ -97,15 +106,23 @@ def _is_custom_name(value):
     return value is not None and _CUSTOM_NAME.fullmatch(value) is not None
 
 
+def _lock_host(context, deployable_id):
+    """Lock the host of the deployable (``lock_reported``) and return its
+    name."""
+    deployable, _attributes = deployable_queries.get_by_id(
+        context, deployable_id)
+    host = device_queries.get_by_id(context, deployable.device_id).hostname
+    host_locks.lock_reported(context, host)
+    return host
+
+
 @db_api.writer
 def _create_row(context, values):
     """Insert the attribute; return it and its deployable's host."""
-    deployable, _attributes = deployable_queries.get_by_id(
-        context, values['deployable_id'])
-    device = device_queries.get_by_id(context, deployable.device_id)
+    host = _lock_host(context, values['deployable_id'])
     row = attribute_queries.create(
         context, dict(values, uuid=uuidutils.generate_uuid()))
-    return row, device.hostname
+    return row, host
 
 
 @db_api.writer
@@ -113,8 +130,6 @@ def _delete_row(context, attribute_uuid):
     """Delete the attribute; return its key and its deployable's host."""
     row = attribute_queries.get_by_uuid(context, attribute_uuid)
     key = row.key
-    deployable, _attributes = deployable_queries.get_by_id(
-        context, row.deployable_id)
-    device = device_queries.get_by_id(context, deployable.device_id)
+    host = _lock_host(context, row.deployable_id)
     attribute_queries.destroy(context, attribute_uuid)
-    return key, device.hostname
+    return key, host

@@ -44,6 +44,7 @@ from cyborg.conductor import placement_sync
 from cyborg.conductor import report_validation
 from cyborg.db import api as db_api
 from cyborg.db.queries import attach_handles
+from cyborg.db.queries import deployable_filters
 from cyborg.db.queries import host_locks
 from cyborg.db.queries import inventory
 from cyborg.objects import fields
@@ -110,6 +111,10 @@ class _Reconciliation:
         # (device id, top-level reported deployables) per reported device.
         self.driver_of_device = {}
         self.deployables_by_device = []
+        # Ids of the deployables whose attributes the report inserts,
+        # updates or deletes: their stored attributes_list is refreshed
+        # once, after the last attribute write (_refresh_attributes_lists).
+        self.attributes_changed = set()
 
     def run(self):
         """Lock the host, read its rows, then write the differences."""
@@ -122,6 +127,7 @@ class _Reconciliation:
         self._apply_attributes(deployable_ids)
         self._apply_attach_handles(device_ids, deployable_ids)
         self._remove_unreported(device_ids, deployable_ids)
+        self._refresh_attributes_lists()
 
     # Reading: one query per table.
 
@@ -315,6 +321,11 @@ class _Reconciliation:
             inventory.update_rows(self.context, inventory.Attribute, updates)
             attribute_ids.update(inventory.insert_rows(
                 self.context, inventory.Attribute, new_rows))
+            self.attributes_changed.update(
+                self.attributes[row['id']]['deployable_id']
+                for row in updates)
+            self.attributes_changed.update(
+                row['deployable_id'] for row in new_rows)
             self.reported_attribute_ids.update(attribute_ids.values())
             next_level = []
             for attribute, deployable_id, _, parent_uuid in level:
@@ -325,6 +336,13 @@ class _Reconciliation:
                     (child, deployable_id, attribute_ids[attribute_uuid],
                      attribute_uuid) for child in attribute.children)
             level = next_level
+
+    def _refresh_attributes_lists(self):
+        """Store anew the attributes_list of the deployables whose
+        attributes changed: one statement, none when none did (an unchanged
+        report). Deployables the report deleted are simply not found."""
+        deployable_filters.refresh_attributes_list(
+            self.context, self.attributes_changed)
 
     def _is_reported_attribute(self, row):
         """Whether a report wrote this attribute row (not the API)."""
@@ -401,6 +419,9 @@ class _Reconciliation:
                               gone_handles - held_handles)
         inventory.delete_rows(self.context, inventory.Attribute,
                               gone_attributes)
+        self.attributes_changed.update(
+            self.attributes[attribute_id]['deployable_id']
+            for attribute_id in gone_attributes)
         inventory.delete_rows(self.context, inventory.Deployable,
                               gone_deployables - held)
         inventory.delete_rows(self.context, inventory.Device,

@@ -74,6 +74,10 @@ def _collate_exactly(metadata, connection, tables=(), **kw):
         table.dialect_options[dialect]['collate'] = collation
 
 
+# Text of any length a deployable's attributes may reach: LONGTEXT on
+# MariaDB and MySQL, whose TEXT stops at 64 KiB.
+AttributesText = sa.Text().with_variant(mysql.LONGTEXT(), 'mysql', 'mariadb')
+
 # Shared column sizes.
 UUID_LEN = 36
 NAME_LEN = 255
@@ -145,6 +149,25 @@ class Deployable(Base):
     # may take it, and binds no longer see it.
     programming_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
     programming_expires_at = orm.mapped_column(Timestamp, nullable=True)
+    # A derived copy of the deployable's attributes, kept by the attribute
+    # writers so that a list reads one column instead of aggregating the
+    # attributes table per row: ``attributes_list`` is the JSON text the API
+    # shows (``[{"key": "value"}, ...]`` in attribute-id order, NULL when it
+    # has none) and ``has_nested_attributes`` whether one is nested under
+    # another. Every writer of the attributes table refreshes both in its
+    # own transaction (``deployable_filters.refresh_attributes_list``); the
+    # API and the objects never show them. LONGTEXT on MariaDB and MySQL:
+    # TEXT holds 64 KiB there, what one attribute's value may take alone.
+    # Deferred: an ORM load of a deployable (the objects) does not read it.
+    attributes_list = orm.mapped_column(AttributesText, nullable=True,
+                                        deferred=True)
+    has_nested_attributes = orm.mapped_column(
+        sa.Boolean, nullable=False, default=False, server_default=sa.false())
+
+
+# The columns of Deployable that are a copy of its attributes: no API,
+# object, filter or sort key shows them.
+DEPLOYABLE_DERIVED_COLUMNS = ('attributes_list', 'has_nested_attributes')
 
 
 class Attribute(Base):
@@ -310,10 +333,12 @@ class HostLock(Base):
 
     ``cyborg.conductor.inventory_report`` creates or locks the row first
     thing in a report's transaction, so a second report of the host waits
-    until the first has committed. ``host`` is the primary key: MariaDB
-    then locks just that index record, never a gap that another host's
-    first report would insert into. ``updated_at`` is when the host's last
-    applied report began.
+    until the first has committed; an attribute written through the API
+    (``cyborg.conductor.attributes``) takes the same lock, so that the
+    host's attribute writers take turns. ``host`` is the primary key:
+    MariaDB then locks just that index record, never a gap that another
+    host's first report would insert into. ``updated_at`` is when the
+    host's last applied report began (an API write only locks the row).
     """
 
     __tablename__ = 'host_locks'

@@ -30,27 +30,39 @@ def one(attribute, base_url):
     }
 
 
-def collection(attributes, query, params, base_url):
-    """``{"attributes": [...]}`` with a ``next`` link when the page is full."""
-    return listing.collection(
-        RESOURCE, [one(attribute, base_url) for attribute in attributes],
-        query, params, base_url)
+_ROW_COLUMNS = ('uuid', 'deployable_id', 'key', 'value', 'created_at',
+                'updated_at')
 
 
-_TREE_COLUMNS = ('uuid', 'deployable_id', 'key', 'value', 'created_at',
-                 'updated_at')
+def collection(rows, query, params, base_url):
+    """``{"attributes": [...]}`` with a ``next`` link when the page is
+    full, below microversion 2.4: ``rows`` of
+    ``cyborg.objects.Attribute.list_rows``, rendered as ``one`` renders an
+    Attribute."""
+    make_links = listing.link_maker(RESOURCE, base_url)
+    timestamp = listing.timestamp
+    return listing.collection(RESOURCE, [{
+        'uuid': uuid,
+        'deployable_id': deployable_id,
+        'key': key,
+        'value': value,
+        'created_at': timestamp(created_at),
+        'updated_at': timestamp(updated_at),
+        'links': make_links(uuid),
+    } for uuid, deployable_id, key, value, created_at, updated_at
+        in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
 
 
 def _getter(row):
-    """A function of a row like ``row`` giving its ``_TREE_COLUMNS``: by
+    """A function of a row like ``row`` giving its ``_ROW_COLUMNS``: by
     position for a database row (see ``listing.values_of``; a row's
     ``_fields`` is built anew on each reading, so once per query here),
     by attribute for an Attribute object."""
     fields = getattr(row, '_fields', None)
     if fields is None:
-        return operator.attrgetter(*_TREE_COLUMNS)
+        return operator.attrgetter(*_ROW_COLUMNS)
     return operator.itemgetter(*[fields.index(name)
-                                 for name in _TREE_COLUMNS])
+                                 for name in _ROW_COLUMNS])
 
 
 def _renderer(make_links):

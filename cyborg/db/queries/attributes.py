@@ -5,6 +5,10 @@ An attribute may be nested under another (``parent_attribute_id``). The
 for, then every attribute nested under them at any depth, found by one
 recursive query, so a page costs the same statements however deep or wide
 its trees are.
+
+Every write here refreshes the stored ``attributes_list`` of the
+deployables it touched in the same transaction
+(``deployable_filters.refresh_attributes_list``): one statement more.
 """
 
 import sqlalchemy as sa
@@ -12,6 +16,7 @@ import sqlalchemy as sa
 from cyborg import exception
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import deployable_filters
 from cyborg.db.queries import rows
 
 Attribute = models.Attribute
@@ -22,8 +27,10 @@ _TABLE = Attribute.__table__
 
 @db_api.writer
 def create(context, values):
-    """Insert a attribute row and return it."""
-    return rows.create(context, Attribute, values)
+    """Insert an attribute row and return it."""
+    row = rows.create(context, Attribute, values)
+    deployable_filters.refresh_attributes_list(context, [row.deployable_id])
+    return row
 
 
 @db_api.reader
@@ -44,6 +51,33 @@ def list_attributes(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+# The SELECTs of a list page before its filters and paging, built once
+# (aliases and labels cost SQLAlchemy more to build than a small page costs
+# to read): the table's columns as the API shows them (rows.rendered).
+_PAGE = sa.select(*rows.rendered(_TABLE.columns))
+_child = _TABLE.alias('child')
+_TOP_LEVEL_PAGE = _PAGE.add_columns(
+    # Whether anything is nested under it: the recursive query is only
+    # sent for a page where something is (most have nothing).
+    sa.exists().where(_child.c.parent_attribute_id == _TABLE.c.id
+                      ).label('has_children'))
+
+
+@db_api.reader
+def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
+              sort_dir='asc'):
+    """The page of ``list_attributes`` as read-only rows of the table's
+    columns (timestamps as the API's text, ``rows.rendered``), every
+    attribute flat: one statement (one more for a ``marker``).
+
+    :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
+        sort key or marker
+    """
+    return rows.read(context, rows.page(context, Attribute, _PAGE, COLUMNS,
+                                        filters, limit, marker, sort_key,
+                                        sort_dir))
+
+
 @db_api.reader
 def list_top_level_with_descendants(context, filters=None, limit=None,
                                     marker=None, sort_key='id',
@@ -60,14 +94,7 @@ def list_top_level_with_descendants(context, filters=None, limit=None,
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key or marker (a nested attribute's uuid is not a marker)
     """
-    child = _TABLE.alias('child')
-    query = sa.select(
-        *rows.rendered(_TABLE.columns),
-        # Whether anything is nested under it: the recursive query is
-        # only sent for a page where something is (most have nothing).
-        sa.exists().where(child.c.parent_attribute_id == _TABLE.c.id
-                          ).label('has_children'))
-    query = rows.page(context, Attribute, query, COLUMNS,
+    query = rows.page(context, Attribute, _TOP_LEVEL_PAGE, COLUMNS,
                       dict(filters or {}, parent_attribute_id=None),
                       limit, marker, sort_key, sort_dir)
     page = rows.read(context, query)
@@ -155,10 +182,32 @@ def _descendants(context, parent_ids):
 @db_api.writer
 def update(context, uuid, values):
     """Change columns of the attribute with ``uuid``; return the row."""
-    return rows.update(context, Attribute, uuid, values)
+    deployable_ids = set()
+    if 'deployable_id' in values:
+        # Moved to another deployable: the one it leaves changes too.
+        deployable_ids.add(rows.get_by(context, Attribute, 'uuid',
+                                       uuid).deployable_id)
+    row = rows.update(context, Attribute, uuid, values)
+    deployable_ids.add(row.deployable_id)
+    deployable_filters.refresh_attributes_list(context, deployable_ids)
+    return row
 
 
 @db_api.writer
 def destroy(context, uuid):
-    """Delete the attribute with ``uuid``."""
+    """Delete the attribute with ``uuid`` (its nested attributes go with it:
+    ON DELETE CASCADE, all of the same deployable).
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    # Read before the delete: the refresh needs the deployable's id.
+    deployable_id = None
+    if rows.storable(uuid):
+        deployable_id = context.session.execute(
+            sa.select(Attribute.deployable_id).where(Attribute.uuid == uuid)
+        ).scalar_one_or_none()
+    if deployable_id is None:
+        raise exception.ResourceNotFound(resource='Attribute', key='uuid',
+                                         value=uuid)
     rows.destroy(context, Attribute, uuid)
+    deployable_filters.refresh_attributes_list(context, [deployable_id])

@@ -23,8 +23,11 @@ HELD_BY_ARQ = 'held-by-arq'
 BEING_PROGRAMMED = 'being-programmed'
 
 Deployable = models.Deployable
+# Filters and sort keys: the deployable's columns but the stored copy of its
+# attributes, which nothing shows.
 COLUMNS = {name: getattr(Deployable, name)
-           for name in Deployable.__table__.columns.keys()}
+           for name in Deployable.__table__.columns.keys()
+           if name not in models.DEPLOYABLE_DERIVED_COLUMNS}
 
 
 @db_api.writer

@@ -1,9 +1,12 @@
 """Queries of the host_locks table: a row lock per host, held to commit.
 
-The one caller is ``cyborg.conductor.inventory_report``, which says why it
-needs the lock and where in its transaction it takes it.
+``cyborg.conductor.inventory_report`` says why a report needs the lock
+and where in its transaction it takes it; an API write of attributes
+(``cyborg.conductor.attributes``) takes the lock of a host that has
+reported, without making or touching its row.
 """
 
+import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
@@ -27,6 +30,24 @@ def lock_host(context, host, now):
         raise RuntimeError('lock_host outside a write transaction would '
                            'release its lock at once')
     _upsert(context, host, now)
+
+
+def lock_reported(context, host):
+    """Lock the row of ``host`` until the caller's transaction ends, if
+    the host has one (an inventory report of it was applied); nothing is
+    written. One locking read (SQLite's one writer at a time serializes
+    without it).
+    """
+    if getattr(context, 'transaction_ctx', None) is None:
+        raise RuntimeError('lock_reported outside a write transaction would '
+                           'release its lock at once')
+    _lock_existing(context, host)
+
+
+@db_api.writer
+def _lock_existing(context, host):
+    context.session.execute(sa.select(HostLock.c.host).where(
+        HostLock.c.host == host).with_for_update())
 
 
 @db_api.writer

@@ -53,10 +53,18 @@ def devices_of_host(context, host):
     return context.session.execute(query).mappings().all()
 
 
+# What a report compares of a deployable: every column but the stored copy
+# of its attributes (the report reads the attributes themselves).
+_REPORTED_DEPLOYABLE_COLUMNS = [
+    column for column in Deployable.columns
+    if column.name not in models.DEPLOYABLE_DERIVED_COLUMNS]
+
+
 @db_api.reader
 def deployables_of_host(context, host):
-    """Every deployable of the devices of ``host``, in one query."""
-    query = sa.select(Deployable).where(
+    """Every deployable of the devices of ``host`` (its columns but
+    ``attributes_list`` and ``has_nested_attributes``), in one query."""
+    query = sa.select(*_REPORTED_DEPLOYABLE_COLUMNS).where(
         Deployable.c.device_id.in_(_device_ids_of(host))).order_by(
         Deployable.c.id)
     return context.session.execute(query).mappings().all()

@@ -32,7 +32,8 @@ class AttributesController(rest.RestController):
                 request.context, filters=query.filters, **query.paging())
             return attribute_views.tree_collection(trees, query, params,
                                                    request.base_url)
-        attributes = objects.Attribute.list(
+        # Rows, not objects: the list only renders them.
+        attributes = objects.Attribute.list_rows(
             request.context, filters=query.filters, **query.paging())
         return attribute_views.collection(attributes, query, params,
                                           request.base_url)

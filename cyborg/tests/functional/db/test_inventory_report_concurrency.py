@@ -15,6 +15,7 @@ import threading
 import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
+from cyborg.conductor import attributes as conductor_attributes
 from cyborg.conductor import inventory_report
 from cyborg.db.queries import host_locks
 from cyborg.tests import base
@@ -186,6 +187,54 @@ class OtherHostTests:
             self.assertTrue(held_meanwhile)
             self.assertEqual(expected_counts(1, vfs), self.counts('compute-2'))
             self.assertEqual(expected_counts(1, vfs), self.counts(other_host))
+
+
+    def test_an_api_attribute_write_waits_for_a_report_of_its_host(self):
+        ReportInThread('compute-1', [fpga(0x5e, vfs=1)]).start().join()
+        root = [row for row in cases.rows_of(self.database, 'deployables',
+                                             'compute-1')
+                if row['parent_id'] is None][0]
+        # The next report changes the root's attributes, and is held with
+        # the host's lock.
+        held = ReportInThread('compute-1',
+                              [fpga(0x5e, vfs=1, shell_version='2.0')])
+        stopped, go_on = self.hold_after_read_of_devices(held)
+        held.start()
+        self.assertTrue(stopped.wait(TIMEOUT))
+        written = threading.Event()
+        errors = []
+
+        def write():
+            try:
+                conductor_attributes._create_row(
+                    cyborg_context.get_admin_context(),
+                    {'deployable_id': root['id'], 'key': 'api_key',
+                     'value': 'api value'})
+            except Exception as error:  # asserted in the test's thread
+                errors.append(error)
+            finally:
+                written.set()
+        writer = threading.Thread(target=write)
+        writer.start()
+        waited = not written.wait(PATIENCE)
+        go_on.set()
+        held.join()
+        writer.join(TIMEOUT)
+
+        self.assertEqual([], errors)
+        self.assertTrue(waited, 'the API write did not wait for the report')
+        # The row's stored list has the report's change and the API's
+        # attribute: neither write missed the other's.
+        stored = [row for row in cases.rows_of(self.database, 'deployables',
+                                               'compute-1')
+                  if row['id'] == root['id']][0]['attributes_list']
+        self.assertIn('"api_key": "api value"', stored)
+        self.assertIn('"2.0"', stored)
+        # The API write locked the host's row, and wrote nothing to it.
+        with self.database.engine.connect() as connection:
+            lock_rows = connection.execute(
+                sa.select(host_locks.HostLock)).all()
+        self.assertEqual(1, len(lock_rows))
 
 
 class SQLiteConcurrencyTests(ConcurrencyTests, base.TestCase):

@@ -13,14 +13,18 @@ import datetime
 import json
 
 import sqlalchemy as sa
+from alembic import command
 
 from cyborg import context as cyborg_context
 from cyborg import objects
 from cyborg.db import migration
+from cyborg.db.queries import deployable_filters
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 
 FIRST = 'c1f7a5e3b2d0'
+# The revision before deployables.attributes_list (2efde3974ce5).
+BEFORE_ATTRIBUTES_LIST = '007eb4efa142'
 # Whole seconds: the first schema's DATETIME has none on MariaDB.
 CREATED = datetime.datetime(2026, 3, 1, 8, 30, 0)
 UPDATED = datetime.datetime(2026, 3, 2, 9, 45, 10)
@@ -182,6 +186,150 @@ class MigrationDataTestMixin:
         self.assertEqual([{'resources:FPGA': '1',
                            'trait:CUSTOM_FPGA_INTEL': 'required'}],
                          profile.groups)
+
+
+# Text a JSON encoder must escape, text it need not, a value past the Basic
+# Multilingual Plane (as test_rendered_lists), and a control character.
+AWKWARD = 'quote " backslash \\ slash / tab \t newline \n é 😀 \x1f'
+# Two values whose list is longer than MariaDB's TEXT (64 KiB).
+LONG_VALUE = 'v' * 40000
+
+
+def attributes_list_rows():
+    """{deployable id: [(attribute id, parent attribute id, key, value)]}
+    of deployables with no, one, several, nested and long attributes
+    (attribute ids out of key order: the list is in id order)."""
+    return {
+        1: [],
+        2: [(10, None, 'rc', 'FPGA')],
+        3: [(20, None, 'zeta', 'last letter'), (21, None, 'alpha', None),
+            (22, None, 'awkward', AWKWARD), (23, None, 'mid', '')],
+        4: [(30, None, 'board_info', None),
+            (31, 30, 'shell', 'd8424dc4a4a3c413f89e433683f9040b'),
+            (32, None, 'rc', 'FPGA')],
+        5: [(40, None, 'long1', LONG_VALUE), (41, None, 'long2', LONG_VALUE)],
+    }
+
+
+class AttributesListMigrationTestMixin:
+    """Revision 2efde3974ce5 fills deployables.attributes_list and
+    has_nested_attributes with what the lists aggregated before."""
+
+    backend = None
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(
+            database.Database(self.backend, schema=None))
+        self.engine = self.database.engine
+
+    def _fill(self):
+        migration.upgrade(BEFORE_ATTRIBUTES_LIST, engine=self.engine)
+        metadata = sa.MetaData()
+        metadata.reflect(self.engine)
+        tables = metadata.tables
+        deployables = attributes_list_rows()
+        with self.engine.begin() as connection:
+            connection.execute(tables['devices'].insert().values(_stamped(
+                id=1, uuid='6f1e2d3c-4b5a-4697-8877-665544332211',
+                type='FPGA', vendor='0x8086', model='PAC', hostname=HOST,
+                status='enabled')))
+            for deployable_id in deployables:
+                connection.execute(tables['deployables'].insert().values(
+                    _stamped(id=deployable_id,
+                             uuid='1a2b3c4d-0000-4000-8000-%012d'
+                             % deployable_id,
+                             name='fpga-%d' % deployable_id,
+                             num_accelerators=1, device_id=1)))
+            for deployable_id, attributes in deployables.items():
+                for attribute_id, parent_id, key, value in attributes:
+                    connection.execute(tables['attributes'].insert().values(
+                        _stamped(id=attribute_id,
+                                 uuid='2b3c4d5e-0000-4000-8000-%012d'
+                                 % attribute_id,
+                                 deployable_id=deployable_id,
+                                 parent_attribute_id=parent_id, key=key,
+                                 value=value)))
+        return deployables
+
+    def _stored(self):
+        """{id: (attributes_list, has_nested_attributes, aggregate now,
+        updated_at)} of every deployable."""
+        metadata = sa.MetaData()
+        metadata.reflect(self.engine)
+        table = metadata.tables['deployables']
+        query = sa.select(
+            table.c.id, table.c.attributes_list,
+            table.c.has_nested_attributes,
+            deployable_filters._attributes_text(table.c.id),
+            table.c.updated_at)
+        with self.database.engine.connect() as connection:
+            if self.backend == 'mysql':
+                # As cyborg.db.api's sessions: GROUP_CONCAT not cut short.
+                connection.execute(sa.text(
+                    'SET SESSION group_concat_max_len = 1073741824'))
+            return {row[0]: tuple(row[1:]) for row in connection.execute(
+                query)}
+
+    def test_upgrade_stores_the_aggregate_of_each_deployable(self):
+        deployables = self._fill()
+
+        migration.upgrade('head', engine=self.engine)
+
+        stored = self._stored()
+        self.assertEqual(set(deployables), set(stored))
+        for deployable_id, attributes in deployables.items():
+            text, has_nested, aggregate, updated_at = stored[deployable_id]
+            # Byte for byte what the lists aggregated before.
+            self.assertEqual(aggregate, text, deployable_id)
+            self.assertEqual(UPDATED, updated_at, deployable_id)
+            self.assertEqual(
+                any(parent is not None for _, parent, _, _ in attributes),
+                bool(has_nested), deployable_id)
+            if not attributes:
+                self.assertIsNone(text)
+                continue
+            expected = [{key: value} for _, _, key, value in attributes]
+            self.assertEqual(expected, json.loads(text), deployable_id)
+            if deployable_id != 3:
+                # json.dumps's text, where no control character is escaped
+                # (MariaDB writes a \u escape's hex digits upper case).
+                self.assertEqual(json.dumps(expected, ensure_ascii=False),
+                                 text, deployable_id)
+        self.assertGreater(len(stored[5][0].encode()), 65535)
+
+    def test_downgrade_drops_the_columns_and_upgrade_fills_them_again(self):
+        self._fill()
+        migration.upgrade('head', engine=self.engine)
+        filled = self._stored()
+
+        with self.engine.connect() as connection:
+            command.downgrade(migration._config(connection),
+                              BEFORE_ATTRIBUTES_LIST)
+        columns = {column['name'] for column in
+                   sa.inspect(self.engine).get_columns('deployables')}
+        self.assertEqual(BEFORE_ATTRIBUTES_LIST,
+                         migration.current_revision(self.engine))
+        self.assertFalse({'attributes_list', 'has_nested_attributes'}
+                         & columns)
+
+        migration.upgrade('head', engine=self.engine)
+        self.assertEqual(filled, self._stored())
+
+
+class SQLiteAttributesListMigrationTest(AttributesListMigrationTestMixin,
+                                        base.TestCase):
+    backend = 'sqlite'
+
+
+class MySQLAttributesListMigrationTest(AttributesListMigrationTestMixin,
+                                       base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLAttributesListMigrationTest(AttributesListMigrationTestMixin,
+                                            base.TestCase):
+    backend = 'postgresql'
 
 
 class SQLiteMigrationDataTest(MigrationDataTestMixin, base.TestCase):

@@ -3,9 +3,9 @@ MariaDB and PostgreSQL.
 
 List rows carry their timestamps as the API's text (``rows.rendered``) and
 a deployable's ``attributes_list`` as JSON text aggregated by the database
-(``deployable_filters``): each backend formats and quotes them with its
-own functions, so each is checked here against the text the API builds
-from an object.
+(``deployable_filters``, stored on the deployable's row by its refresh):
+each backend formats and quotes them with its own functions, so each is
+checked here against the text the API builds from an object.
 """
 
 import datetime
@@ -18,6 +18,7 @@ from cyborg import objects
 from cyborg.api.views import device_profiles as profile_views
 from cyborg.api.views import listing
 from cyborg.db import models
+from cyborg.db.queries import deployable_filters
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.db import records
@@ -79,6 +80,44 @@ class RenderedListsTestMixin:
         # The separators of json.dumps, as upstream clients have seen them.
         self.assertTrue(texts[deployable.uuid].startswith(
             '[{"zeta": "last letter"}, {"alpha": null}, '))
+
+    def test_stored_attributes_list_is_the_aggregate_after_a_refresh(self):
+        deployable = records.make_deployable(self.context, self.device)
+        empty = records.make_deployable(self.context, self.device)
+        for key, value in (('zeta', 'last letter'), ('alpha', None),
+                           ('awkward', AWKWARD), ('mid', '')):
+            records.make_attribute(self.context, deployable, key, value)
+        table = models.Deployable.__table__
+        # Stale copies, as a bulk load that bypassed the writers leaves.
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(table).values(
+                attributes_list='[]', has_nested_attributes=True,
+                updated_at=table.c.updated_at))
+
+        deployable_filters.refresh_attributes_list(
+            self.context, [deployable.id, empty.id])
+
+        with self.database.engine.connect() as connection:
+            stored = {row[0]: tuple(row[1:]) for row in connection.execute(
+                sa.select(table.c.id, table.c.attributes_list,
+                          table.c.has_nested_attributes,
+                          deployable_filters._attributes_text(table.c.id)))}
+        text, nested, aggregate = stored[deployable.id]
+        # Byte for byte the database's aggregate, which the lists showed.
+        self.assertEqual(aggregate, text)
+        self.assertFalse(nested)
+        self.assertEqual([{'zeta': 'last letter'}, {'alpha': None},
+                          {'awkward': AWKWARD}, {'mid': ''}],
+                         json.loads(text))
+        self.assertTrue(text.startswith(
+            '[{"zeta": "last letter"}, {"alpha": null}, '))
+        self.assertEqual((None, False, None),
+                         (stored[empty.id][0], bool(stored[empty.id][1]),
+                          stored[empty.id][2]))
+        # The list shows the stored text, '[]' for none.
+        texts = {row.uuid: listed for row, listed in
+                 objects.Deployable.list_rows(self.context)}
+        self.assertEqual({deployable.uuid: text, empty.uuid: '[]'}, texts)
 
 
 class SQLiteRenderedListsTest(RenderedListsTestMixin, base.TestCase):

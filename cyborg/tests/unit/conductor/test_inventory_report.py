@@ -490,9 +490,36 @@ class StatementCountTests:
 
         self.assertEqual(len(for_two), len(for_many))
         # The lock, 4 reads, devices, control paths, 3 deployable levels,
-        # 2 attribute levels, attach handles.
-        self.assertEqual(13, len(for_many), for_many)
+        # 2 attribute levels, attach handles, and the refresh of the
+        # deployables' stored attributes_list (one UPDATE, the last).
+        self.assertEqual(14, len(for_many), for_many)
+        self.assertTrue(for_many[-1].startswith(
+            'UPDATE deployables SET attributes_list='), for_many[-1])
         self.assertEqual(200, len(device_ids_of(self.database, 'compute-2')))
+
+    def test_changed_attributes_cost_one_refresh_for_2_or_200_devices(self):
+        self.statements_of('compute-1', [fpga(0), fpga(1)])
+        self.statements_of('compute-2', [fpga(bus) for bus in range(200)])
+
+        # A nested attribute's value changes (and a top-level one goes).
+        changed = {'compute-1': [fpga(0, shell_version='2.0'),
+                                 fpga(1, shell_version='2.0')],
+                   'compute-2': [fpga(bus, shell_version='2.0')
+                                 for bus in range(200)]}
+        for devices in changed.values():
+            for device in devices:
+                del device.deployables[0].children[0].attributes['trait0']
+        for_two, for_many = (self.statements_of(host, devices)
+                             for host, devices in changed.items())
+
+        self.assertEqual(len(for_two), len(for_many))
+        # The lock, 4 reads, the attribute update, the attribute delete and
+        # one refresh of every deployable whose attributes changed.
+        self.assertEqual(8, len(for_many), for_many)
+        refreshes = [statement for statement in for_many
+                     if statement.startswith(
+                         'UPDATE deployables SET attributes_list=')]
+        self.assertEqual([for_many[-1]], refreshes)
 
     def test_changes_on_200_devices_cost_a_bounded_number(self):
         self.statements_of('compute-1', [fpga(bus) for bus in range(200)])

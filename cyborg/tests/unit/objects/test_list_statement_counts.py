@@ -89,6 +89,26 @@ class ListStatementCountTest(base.TestCase):
             self.assertLessEqual(plain, 2, name)
 
 
+    def test_row_lists_are_one_statement_whatever_their_length(self):
+        # The lists the API renders (rows, no objects): one statement a
+        # page, one more for a marker.
+        listed = (objects.Device, objects.Deployable, objects.Attribute,
+                  objects.DeviceProfile, objects.ARQ)
+        counts = {}
+        for count in (1, 49):
+            self._add_rows(count)
+            for cls in listed:
+                first = cls.list(self.context, limit=1)[0]
+                with counting_statements(self.database.engine) as plain:
+                    rows = cls.list_rows(self.context)
+                with counting_statements(self.database.engine) as paged:
+                    cls.list_rows(self.context, marker=first.uuid, limit=100)
+                counts.setdefault(cls.obj_name(), []).append(
+                    (len(rows) >= count, len(plain), len(paged)))
+        for name, both in counts.items():
+            self.assertEqual([(True, 1, 2), (True, 1, 2)], both, name)
+
+
 class TreeStatementCountTest(base.TestCase):
     """Microversion 2.4's reads of nested attributes and deployable trees
     cost the same statements for one tree or fifty, shallow or deep."""
