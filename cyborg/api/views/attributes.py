@@ -100,9 +100,27 @@ def one_tree(tree, base_url):
 def tree_collection(trees, query, params, base_url):
     """``{"attributes": [...]}`` of top-level attribute trees (2.4), with a
     ``next`` link when the page is full."""
-    render = _renderer(listing.link_maker(RESOURCE, base_url))
-    return listing.collection(
-        RESOURCE, [render(tree) for tree in trees], query, params, base_url)
+    make_links = listing.link_maker(RESOURCE, base_url)
+    if any(tree.children for tree in trees):
+        render = _renderer(make_links)
+        items = [render(tree) for tree in trees]
+    else:
+        # Nothing nested under the page (the usual one): each row as
+        # _renderer renders a tree without children, read in one pass.
+        timestamp = listing.timestamp
+        items = [{
+            'uuid': uuid,
+            'deployable_id': deployable_id,
+            'key': key,
+            'value': value,
+            'parent_attribute_uuid': None,
+            'children': [],
+            'created_at': timestamp(created_at),
+            'updated_at': timestamp(updated_at),
+            'links': make_links(uuid),
+        } for uuid, deployable_id, key, value, created_at, updated_at
+            in listing.values_of([tree.row for tree in trees], _ROW_COLUMNS)]
+    return listing.collection(RESOURCE, items, query, params, base_url)
 
 
 def created(attribute, version, base_url):

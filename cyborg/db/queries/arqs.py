@@ -78,20 +78,23 @@ LISTED_COLUMNS = ('uuid', 'state', 'device_profile_group_id', 'hostname',
                   'state_reason', 'created_at', 'updated_at')
 
 
+# A list page's SELECT before its filters and paging, built once.
+_LIST_PAGE = sa.select(
+    *rows.rendered(ARQ_TABLE.c[name] for name in LISTED_COLUMNS),
+    *(column.label(name) for name, column in JOINED.items())
+).join(
+    models.DeviceProfile, ARQ.device_profile_id == models.DeviceProfile.id
+).outerjoin(
+    models.AttachHandle, ARQ.attach_handle_id == models.AttachHandle.id)
+
+
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc'):
     """The page of ``list_arqs`` as read-only Core rows of the columns a
     list shows (``LISTED_COLUMNS``) and the joined fields
     (``attach_handle_info`` JSON text), in one query."""
-    query = sa.select(
-        *rows.rendered(ARQ_TABLE.c[name] for name in LISTED_COLUMNS),
-        *(column.label(name) for name, column in JOINED.items())
-    ).join(
-        models.DeviceProfile, ARQ.device_profile_id == models.DeviceProfile.id
-    ).outerjoin(
-        models.AttachHandle, ARQ.attach_handle_id == models.AttachHandle.id)
-    query = rows.page(context, ARQ, query, COLUMNS, filters, limit, marker,
+    query = rows.page(context, ARQ, _LIST_PAGE, COLUMNS, filters, limit, marker,
                       sort_key, sort_dir)
     return rows.read(context, query)
 

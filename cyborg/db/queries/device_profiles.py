@@ -60,16 +60,18 @@ def list_device_profiles(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+# A list page's SELECT before its filters and paging, built once.
+_LIST_PAGE = sa.select(*rows.rendered(DeviceProfile.__table__.columns,
+                                      spaced=True))
+
+
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc'):
     """The page of ``list_device_profiles`` as read-only Core rows (the
     groups as ``profile_json`` text), in one query."""
-    query = rows.page(context, DeviceProfile,
-                      sa.select(*rows.rendered(DeviceProfile.__table__.columns,
-                                              spaced=True)),
-                      COLUMNS,
-                      filters, limit, marker, sort_key, sort_dir)
+    query = rows.page(context, DeviceProfile, _LIST_PAGE, COLUMNS, filters,
+                      limit, marker, sort_key, sort_dir)
     return rows.read(context, query)
 
 

@@ -43,12 +43,16 @@ def list_devices(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+# A list page's SELECT before its filters and paging, built once.
+_LIST_PAGE = sa.select(*rows.rendered(Device.__table__.columns))
+
+
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc'):
     """The page of ``list_devices`` as read-only Core rows, for lists that only render."""
-    query = rows.page(context, Device, sa.select(*rows.rendered(Device.__table__.columns)),
-                      COLUMNS, filters, limit, marker, sort_key, sort_dir)
+    query = rows.page(context, Device, _LIST_PAGE, COLUMNS, filters, limit,
+                      marker, sort_key, sort_dir)
     return rows.read(context, query)
 
 
