@@ -93,34 +93,38 @@ def collection(results, version, query, params, base_url):
     ``row_options(version)``.
     """
     make_links = listing.link_maker(RESOURCE, base_url)
-    tree_uuids = row_options(version)['tree_uuids']
     timestamp = listing.timestamp
     rows = [row for row, _ in results]
-    names = _ROW_COLUMNS + _TREE_COLUMNS if tree_uuids else _ROW_COLUMNS
-    items = []
-    for values, (_, attributes_list) in zip(
-            listing.values_of(rows, names), results, strict=True):
-        (id_, uuid, parent_id, root_id, name, num_accelerators, device_id,
-         rp_uuid, driver_name, bitstream_id, created_at,
-         updated_at) = values[:12]
-        if tree_uuids:
-            parent_uuid, root_uuid = values[12:]
-            body = {'id': id_, 'uuid': uuid, 'parent_id': parent_id,
-                    'parent_uuid': parent_uuid, 'root_id': root_id,
-                    'root_uuid': root_uuid}
-        else:
-            body = {'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id}
-        body['name'] = name
-        body['num_accelerators'] = num_accelerators
-        body['device_id'] = device_id
-        body['attributes_list'] = attributes_list
-        body['rp_uuid'] = rp_uuid
-        body['driver_name'] = driver_name
-        body['bitstream_id'] = bitstream_id
-        body['created_at'] = timestamp(created_at)
-        body['updated_at'] = timestamp(updated_at)
-        body['links'] = make_links(uuid)
-        items.append(body)
+    texts = [attributes_list for _, attributes_list in results]
+    # Each row read in one pass, its dict written as _body writes it.
+    if row_options(version)['tree_uuids']:
+        items = [{
+            'id': id_, 'uuid': uuid, 'parent_id': parent_id,
+            'parent_uuid': parent_uuid, 'root_id': root_id,
+            'root_uuid': root_uuid, 'name': name,
+            'num_accelerators': num_accelerators, 'device_id': device_id,
+            'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
+            'driver_name': driver_name, 'bitstream_id': bitstream_id,
+            'created_at': timestamp(created_at),
+            'updated_at': timestamp(updated_at), 'links': make_links(uuid),
+        } for (id_, uuid, parent_id, root_id, name, num_accelerators,
+               device_id, rp_uuid, driver_name, bitstream_id, created_at,
+               updated_at, parent_uuid, root_uuid), attributes_list in zip(
+            listing.values_of(rows, _ROW_COLUMNS + _TREE_COLUMNS), texts,
+            strict=True)]
+    else:
+        items = [{
+            'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id,
+            'name': name, 'num_accelerators': num_accelerators,
+            'device_id': device_id, 'attributes_list': attributes_list,
+            'rp_uuid': rp_uuid, 'driver_name': driver_name,
+            'bitstream_id': bitstream_id,
+            'created_at': timestamp(created_at),
+            'updated_at': timestamp(updated_at), 'links': make_links(uuid),
+        } for (_, uuid, parent_id, root_id, name, num_accelerators,
+               device_id, rp_uuid, driver_name, bitstream_id, created_at,
+               updated_at), attributes_list in zip(
+            listing.values_of(rows, _ROW_COLUMNS), texts, strict=True)]
     return listing.collection(RESOURCE, items, query, params, base_url)
 
 
