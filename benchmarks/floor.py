@@ -350,6 +350,7 @@ def api_in_child(database_url, encoder, rows, count):
     output = subprocess.run(
         [sys.executable, os.path.abspath(__file__), '--api', database_url,
          '--encoders', encoder, '--rows', str(rows),
+         '--microversion', API_VERSION,
          '--requests', str(count)],
         check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
@@ -477,6 +478,10 @@ def parse_arguments(argv=None):
                              'as many)')
     parser.add_argument('--requests', type=int, default=15,
                         help='timed calls per list (default 15)')
+    parser.add_argument('--microversion', default=API_VERSION,
+                        help='the microversion the lists are asked at '
+                             '(default %s; 2.0 is what a client that asks '
+                             'for none gets)' % API_VERSION)
     parser.add_argument('--api', metavar='DATABASE_URL',
                         help=argparse.SUPPRESS)
     parser.add_argument('--encoders', default='project',
@@ -490,7 +495,9 @@ def parse_arguments(argv=None):
 
 
 def main(argv=None):
+    global API_VERSION
     arguments = parse_arguments(argv)
+    API_VERSION = arguments.microversion
     encoders = [responses.encoder_name() if name == 'project' else name
                 for name in arguments.encoders.split(',')]
     fixture = config_fixture.Config(conf.CONF)

@@ -327,7 +327,7 @@ def parse_arguments(argv=None):
     parser.add_argument(
         '--database-url',
         help='cyborg database, e.g. mysql+pymysql://root@127.0.0.1/'
-             'cyborg_bench or postgresql+psycopg2://postgres@127.0.0.1/'
+             'cyborg_bench or postgresql+psycopg://postgres@127.0.0.1/'
              'cyborg_bench (created and dropped; must not exist). Default: '
              'an SQLite file in a temporary directory')
     parser.add_argument(
