@@ -114,14 +114,12 @@ def refresh_statements(deployable_ids):
     itself did not change (its attributes have their own timestamps).
     """
     table = Deployable.__table__
-    ordered = sorted(set(deployable_ids))
     return [
-        sa.update(table).where(
-            table.c.id.in_(ordered[start:start + inventory.IN_LIST_IDS])
-        ).values(attributes_list=_attributes_text(table.c.id),
-                 has_nested_attributes=_has_nested(table.c.id),
-                 updated_at=table.c.updated_at)
-        for start in range(0, len(ordered), inventory.IN_LIST_IDS)]
+        sa.update(table).where(table.c.id.in_(chunk)).values(
+            attributes_list=_attributes_text(table.c.id),
+            has_nested_attributes=_has_nested(table.c.id),
+            updated_at=table.c.updated_at)
+        for chunk in inventory.id_chunks(deployable_ids)]
 
 
 @db_api.writer

@@ -26,9 +26,7 @@ def lock_host(context, host, now):
     is only a lock inside a write transaction that the caller has begun,
     so it refuses to run outside one.
     """
-    if getattr(context, 'transaction_ctx', None) is None:
-        raise RuntimeError('lock_host outside a write transaction would '
-                           'release its lock at once')
+    _require_transaction(context, 'lock_host')
     _upsert(context, host, now)
 
 
@@ -38,10 +36,16 @@ def lock_reported(context, host):
     written. One locking read (SQLite's one writer at a time serializes
     without it).
     """
-    if getattr(context, 'transaction_ctx', None) is None:
-        raise RuntimeError('lock_reported outside a write transaction would '
-                           'release its lock at once')
+    _require_transaction(context, 'lock_reported')
     _lock_existing(context, host)
+
+
+def _require_transaction(context, name):
+    """A lock is only a lock inside the caller's write transaction: alone
+    it would be released at once."""
+    if getattr(context, 'transaction_ctx', None) is None:
+        raise RuntimeError('%s outside a write transaction would release '
+                           'its lock at once' % name)
 
 
 @db_api.writer

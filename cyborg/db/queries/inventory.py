@@ -139,13 +139,13 @@ def update_rows(context, table, rows):
 @db_api.writer
 def delete_rows(context, table, row_ids):
     """Delete the rows of ``table`` with these ids; the database cascades."""
-    for chunk in _chunks(row_ids):
+    for chunk in id_chunks(row_ids):
         context.session.connection().execute(
             sa.delete(table).where(table.c.id.in_(chunk)))
 
 
-def _chunks(row_ids):
-    """``row_ids`` sorted, in lists of at most IN_LIST_IDS."""
-    ordered = sorted(row_ids)
+def id_chunks(row_ids):
+    """``row_ids`` sorted (each once), in lists of at most IN_LIST_IDS."""
+    ordered = sorted(set(row_ids))
     return [ordered[start:start + IN_LIST_IDS]
             for start in range(0, len(ordered), IN_LIST_IDS)]

@@ -57,10 +57,6 @@ class AttributesListTestMixin:
             deployable_filters._has_nested(Deployable.c.id),
             Deployable.c.updated_at)
         with self.database.engine.connect() as connection:
-            if self.backend == 'mysql':
-                # As cyborg.db.api's sessions: GROUP_CONCAT not cut short.
-                connection.execute(sa.text(
-                    'SET SESSION group_concat_max_len = 1073741824'))
             return {row[0]: tuple(row[1:])
                     for row in connection.execute(query)}
 

@@ -115,7 +115,8 @@ def first_release_rows():
     return rows
 
 
-class MigrationDataTestMixin:
+class _EmptyDatabaseMixin:
+    """An empty database of ``backend`` that a test migrates itself."""
 
     backend = None
 
@@ -129,6 +130,9 @@ class MigrationDataTestMixin:
         metadata = sa.MetaData()
         metadata.reflect(self.engine)
         return metadata.tables
+
+
+class MigrationDataTestMixin(_EmptyDatabaseMixin):
 
     def _fill_first_schema(self):
         migration.upgrade(FIRST, engine=self.engine)
@@ -211,23 +215,13 @@ def attributes_list_rows():
     }
 
 
-class AttributesListMigrationTestMixin:
+class AttributesListMigrationTestMixin(_EmptyDatabaseMixin):
     """Revision 2efde3974ce5 fills deployables.attributes_list and
     has_nested_attributes with what the lists aggregated before."""
 
-    backend = None
-
-    def setUp(self):
-        super().setUp()
-        self.database = self.useFixture(
-            database.Database(self.backend, schema=None))
-        self.engine = self.database.engine
-
     def _fill(self):
         migration.upgrade(BEFORE_ATTRIBUTES_LIST, engine=self.engine)
-        metadata = sa.MetaData()
-        metadata.reflect(self.engine)
-        tables = metadata.tables
+        tables = self._tables()
         deployables = attributes_list_rows()
         with self.engine.begin() as connection:
             connection.execute(tables['devices'].insert().values(_stamped(
@@ -255,19 +249,13 @@ class AttributesListMigrationTestMixin:
     def _stored(self):
         """{id: (attributes_list, has_nested_attributes, aggregate now,
         updated_at)} of every deployable."""
-        metadata = sa.MetaData()
-        metadata.reflect(self.engine)
-        table = metadata.tables['deployables']
+        table = self._tables()['deployables']
         query = sa.select(
             table.c.id, table.c.attributes_list,
             table.c.has_nested_attributes,
             deployable_filters._attributes_text(table.c.id),
             table.c.updated_at)
-        with self.database.engine.connect() as connection:
-            if self.backend == 'mysql':
-                # As cyborg.db.api's sessions: GROUP_CONCAT not cut short.
-                connection.execute(sa.text(
-                    'SET SESSION group_concat_max_len = 1073741824'))
+        with self.engine.connect() as connection:
             return {row[0]: tuple(row[1:]) for row in connection.execute(
                 query)}
 
