@@ -11,6 +11,10 @@ waits for another writer instead of failing later on a stale snapshot), a
 connection waits up to the busy timeout for that lock, and a writer that
 still finds the database locked is retried like a deadlock.
 
+On PostgreSQL an outermost reader runs in autocommit (no BEGIN, no
+ROLLBACK at check-in: ``_statement_snapshots``); writers, and readers inside
+a writer, run in the writer's transaction on every backend.
+
 A database server that cannot be reached (stopped, restarting, or it cut
 the connection) raises ``cyborg.exception.DatabaseUnavailable`` from the
 outermost reader or writer, whichever driver error said so: the API
@@ -289,15 +293,42 @@ def reader(function):
     :raises: cyborg.exception.DatabaseUnavailable (outermost reader only)
     """
     transactional = main_context_manager.reader(function)
+    outermost = main_context_manager.reader(_statement_snapshots(function))
 
     @functools.wraps(function)
     def run(context, *args, **kwargs):
         if getattr(context, 'transaction_ctx', None) is not None:
             return transactional(context, *args, **kwargs)
-        return _translating(_retrying_read, transactional, context, *args,
+        return _translating(_retrying_read, outermost, context, *args,
                             **kwargs)
 
     return run
+
+
+def _statement_snapshots(function):
+    """``function`` run, on PostgreSQL, without BEGIN and ROLLBACK.
+
+    PostgreSQL's default isolation (READ COMMITTED) takes a new snapshot for
+    each statement, so a read-only transaction gives its statements nothing
+    that autocommit does not; its BEGIN and the pool's ROLLBACK at check-in
+    are two round trips of the four a one-statement read costs (the pool's
+    ping and the statement are the other two). Changing the mode of a
+    psycopg connection is a client-side setting: the pool puts it back at
+    check-in without a round trip. MariaDB's REPEATABLE READ gives a reader
+    one snapshot for all its statements, and switching its autocommit is a
+    round trip each way: readers there keep their transaction, as on SQLite.
+    """
+    @functools.wraps(function)
+    def run(context, *args, **kwargs):
+        session = context.session
+        if session.get_bind().dialect.name == 'postgresql':
+            session.connection(execution_options=_AUTOCOMMIT)
+        return function(context, *args, **kwargs)
+
+    return run
+
+
+_AUTOCOMMIT = {'isolation_level': 'AUTOCOMMIT'}
 
 
 def _retrying_read(transactional, context, *args, **kwargs):
