@@ -106,6 +106,42 @@ class TestServer(base.TestCase):
         self.assertEqual((200, b'hello from /resource_providers'),
                          (status, body))
 
+    def test_a_large_answer_arrives_whole_to_a_slow_reader(self):
+        # Several megabytes, more than the socket buffers hold: the server
+        # sends them in several pieces while the client reads late.
+        body = os.urandom(8 * 1024 * 1024)
+        pieces = [body[:3], body[3:1000], body[1000:]]
+        written = []
+
+        def large_app(environ, start_response):
+            start_response('200 OK', [
+                ('Content-Type', 'application/octet-stream'),
+                ('Content-Length', str(len(body)))])
+            written.append(environ)
+            return pieces
+
+        large_server = server.Server(large_app, '127.0.0.1', 0, threads=2)
+        large_server.start()
+        self.addCleanup(large_server.stop)
+        with socket.create_connection(('127.0.0.1', large_server.port),
+                                      timeout=10) as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            client.sendall(b'GET /large HTTP/1.1\r\nHost: test\r\n\r\n')
+            time.sleep(0.3)  # the server's sends fill the buffers and wait
+            received = bytearray()
+            while b'\r\n\r\n' not in received:
+                received += client.recv(65536)
+            head, _, answer = bytes(received).partition(b'\r\n\r\n')
+            answer = bytearray(answer)
+            while len(answer) < len(body):
+                piece = client.recv(1024 * 1024)
+                self.assertTrue(piece, 'connection closed early')
+                answer += piece
+        self.assertTrue(head.startswith(b'HTTP/1.1 200 OK'))
+        self.assertEqual(len(body), len(answer))
+        self.assertTrue(bytes(answer) == body, 'the answer differs')
+        self.assertEqual(1, len(written))
+
     def test_concurrent_requests_use_several_threads(self):
         release = threading.Event()
         inside = []
