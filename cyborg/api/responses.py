@@ -1,6 +1,7 @@
 """How answers are written: JSON bodies (Pecan's ``json`` renderer) and
 answers without a body, which Pecan would otherwise rewrite."""
 
+import datetime
 import json
 
 import pecan
@@ -29,9 +30,22 @@ def empty(status):
 # The encoder of every JSON answer: orjson when its wheel is installed,
 # else the standard library's (pecan's own encoder). Both give the same
 # JSON values; orjson writes them without spaces and non-ASCII text as
-# UTF-8 rather than \u escapes, several times faster.
+# UTF-8 rather than \u escapes, several times faster. Both write a naive
+# datetime (UTC) as the API's timestamps read: ISO 8601 to whole seconds,
+# ``+00:00`` (``cyborg.api.views.listing.timestamp``).
 ORJSON = 'orjson'
 STDLIB = 'json'
+
+
+def iso_seconds(value):
+    """The answer's text of a datetime: ``YYYY-MM-DDTHH:MM:SS+00:00``,
+    seconds cut (a naive datetime is UTC)."""
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value.isoformat(timespec='seconds') + '+00:00'
+
+
+jsonify.jsonify.register(datetime.datetime)(iso_seconds)
 
 
 def _orjson_encoder():
@@ -41,10 +55,13 @@ def _orjson_encoder():
         import orjson
     except ImportError:
         return None
-    # Anything but str/int/float/bool/None/dict/list (a datetime, a str
-    # subclass, a key that is not text, an integer past 64 bits) raises,
-    # and goes to pecan's encoder, whose text for it may differ.
-    options = (orjson.OPT_PASSTHROUGH_DATETIME
+    # Anything but str/int/float/bool/None/dict/list or a datetime (a str
+    # subclass, a date, a key that is not text, an integer past 64 bits)
+    # raises, and goes to pecan's encoder, whose text for it may differ.
+    # A datetime is written as ``iso_seconds`` writes it: UTC when naive,
+    # microseconds left out (cut, as isoformat cuts them).
+    options = (orjson.OPT_NAIVE_UTC
+               | orjson.OPT_OMIT_MICROSECONDS
                | orjson.OPT_PASSTHROUGH_SUBCLASS
                | orjson.OPT_PASSTHROUGH_DATACLASS)
 

@@ -12,20 +12,21 @@ from cyborg.api import links
 
 
 def timestamp(value):
-    """A datetime as ISO 8601 text, or None.
+    """A datetime as the value of a timestamp field, or None.
 
-    A naive datetime (a database row's) is UTC, as the objects' fields
-    assume, so a row and its object render the same text.
+    The text is ISO 8601 to whole seconds in UTC, ``+00:00``: an answer
+    built from a new object and one read back from the database give the
+    same text. A naive datetime (a database row's, UTC as the objects'
+    fields assume) is given as it is: the answer's encoder writes it as
+    that text (``cyborg.api.responses``), in C with orjson, so a list of
+    PostgreSQL rows carries its datetimes to the encoder untouched.
     """
-    if value is None or type(value) is str:
+    if value is None or type(value) is not datetime.datetime:
         # None, or a list row's text (``rows.rendered``: the database
         # formatted it the same way).
         return value
-    # Whole seconds, always: an answer built from a new object and one read
-    # back from the database give the same text.
     if value.tzinfo is None:
-        # A row's: formatted as is, the fast path of every list.
-        return value.isoformat(timespec='seconds') + '+00:00'
+        return value
     return value.astimezone(datetime.UTC).isoformat(timespec='seconds')
 
 

@@ -1,7 +1,8 @@
 """What the database renders for a list is what Python renders, on SQLite,
 MariaDB and PostgreSQL.
 
-List rows carry their timestamps as the API's text (``rows.rendered``) and
+List rows carry their timestamps as the API's text (``rows.rendered``; on
+PostgreSQL as datetimes, which the answer's encoder writes as that text) and
 a deployable's ``attributes_list`` as JSON text aggregated by the database
 (``deployable_filters``, stored on the deployable's row by its refresh):
 each backend formats and quotes them with its own functions, so each is
@@ -15,6 +16,7 @@ import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg import objects
+from cyborg.api import responses
 from cyborg.api.views import device_profiles as profile_views
 from cyborg.api.views import listing
 from cyborg.db import models
@@ -27,6 +29,12 @@ from cyborg.tests.unit.db import records
 # Basic Multilingual Plane.
 AWKWARD = ('quote " backslash \\ slash / tab \t newline \n é 😀 '
            'control \x01 \x1f')
+
+
+def _answered(value):
+    """``value`` as an answer's encoder writes it, read back."""
+    return json.loads(responses.JsonRenderer(None, None).render(
+        None, {'value': value}))['value']
 
 
 class RenderedListsTestMixin:
@@ -50,9 +58,11 @@ class RenderedListsTestMixin:
         device = objects.Device.get_by_uuid(self.context, self.device.uuid)
         profile_row, = objects.DeviceProfile.list_rows(self.context)
 
-        self.assertEqual(listing.timestamp(device.created_at), row.created_at)
+        self.assertEqual(_answered(listing.timestamp(device.created_at)),
+                         _answered(listing.timestamp(row.created_at)))
         # Seconds are cut, not rounded, as Python's text of the datetime.
-        self.assertEqual('2026-11-28T23:59:59+00:00', row.updated_at)
+        self.assertEqual('2026-11-28T23:59:59+00:00',
+                         _answered(listing.timestamp(row.updated_at)))
         self.assertEqual(
             profile_views.timestamp(profile.created_at),
             profile_row.created_at)

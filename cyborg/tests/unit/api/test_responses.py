@@ -38,6 +38,10 @@ def _without_orjson():
     return mock.patch.dict(sys.modules, {'orjson': None})
 
 
+class _Text(str):
+    pass
+
+
 class TestEncoderChoice(base.TestCase):
 
     def test_fallback_without_the_orjson_wheel(self):
@@ -62,9 +66,20 @@ class TestEncoderChoice(base.TestCase):
     def test_what_orjson_would_write_differently_goes_to_pecan(self):
         _, fast = responses.select_encoder(responses.ORJSON)
         _, fallback = responses.select_encoder(responses.STDLIB)
-        for body in ({'at': datetime.datetime(2026, 1, 2, 3, 4, 5)},
+        for body in ({'subclass': _Text('a str subclass')},
                      {'big': 2 ** 70}, {1: 'key not text'}):
             self.assertEqual(fallback(body), fast(body))
+
+    def test_both_write_a_datetime_as_the_timestamps_of_the_api(self):
+        # A naive datetime is UTC; microseconds are cut, not rounded.
+        body = {'at': datetime.datetime(2026, 1, 2, 3, 4, 5, 999999),
+                'whole': datetime.datetime(2026, 1, 2, 3, 4, 5),
+                'utc': datetime.datetime(2026, 1, 2, 3, 4, 5,
+                                         tzinfo=datetime.UTC)}
+        expected = dict.fromkeys(body, '2026-01-02T03:04:05+00:00')
+        for name in (responses.ORJSON, responses.STDLIB):
+            _, encode = responses.select_encoder(name)
+            self.assertEqual(expected, json.loads(encode(body)), name)
 
     def test_embedded_text_is_its_value_with_either_encoder(self):
         self.addCleanup(responses.use_encoder, None)
@@ -81,10 +96,9 @@ class TestEncoderChoice(base.TestCase):
         self.assertIn(text.encode(), encode({'info': responses.embedded(text)}))
         # A body orjson refuses goes to pecan's encoder whole, fragment
         # and all.
-        body = {'info': responses.embedded(text),
-                'at': datetime.datetime(2026, 1, 2, 3, 4, 5)}
-        self.assertEqual({'info': json.loads(text),
-                          'at': '2026-01-02 03:04:05'}, json.loads(encode(body)))
+        body = {'info': responses.embedded(text), 'big': 2 ** 70}
+        self.assertEqual({'info': json.loads(text), 'big': 2 ** 70},
+                         json.loads(encode(body)))
 
     def test_unknown_encoder_is_refused(self):
         self.assertRaises(ValueError, responses.select_encoder, 'ujson')
