@@ -6,6 +6,7 @@ one attribute per key of it. ``AttributeTree`` is that nesting as the API
 shows it from microversion 2.4, built from rows (lists only render).
 """
 
+import collections.abc
 import dataclasses
 
 from cyborg.db.queries import attributes as attribute_queries
@@ -24,13 +25,35 @@ class AttributeTree:
     children: list
 
 
+class FlatTrees(collections.abc.Sequence):
+    """The trees of rows with nothing nested under any (the usual page),
+    each made when it is asked for: a list renders ``rows`` themselves
+    (``flat_rows``), a tree apiece costing more than the row's rendering.
+    """
+
+    def __init__(self, rows, parent_uuid_of):
+        self.flat_rows = rows
+        self._parent_uuid_of = parent_uuid_of
+
+    def __len__(self):
+        return len(self.flat_rows)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[position] for position in
+                    range(*index.indices(len(self)))]
+        row = self.flat_rows[index]
+        return AttributeTree(row=row, parent_uuid=self._parent_uuid_of(row),
+                             children=[])
+
+
 def _trees(rows, descendants, parent_uuid_of):
     """The trees of ``rows``, their nested attributes taken from
-    ``descendants``; ``parent_uuid_of(row)`` is a top row's parent uuid."""
+    ``descendants``; ``parent_uuid_of(row)`` is a top row's parent uuid.
+    A sequence: ``FlatTrees`` when nothing is nested, else a list."""
     if not descendants:
         # Nothing nested (the usual page): no row's id is read.
-        return [AttributeTree(row=row, parent_uuid=parent_uuid_of(row),
-                              children=[]) for row in rows]
+        return FlatTrees(rows, parent_uuid_of)
     below = {}
     for row in descendants:
         below.setdefault(row.parent_attribute_id, []).append(row)

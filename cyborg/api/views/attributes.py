@@ -101,12 +101,14 @@ def tree_collection(trees, query, params, base_url):
     """``{"attributes": [...]}`` of top-level attribute trees (2.4), with a
     ``next`` link when the page is full."""
     make_links = listing.link_maker(RESOURCE, base_url)
-    if any(tree.children for tree in trees):
+    rows = getattr(trees, 'flat_rows', None)
+    if rows is None:
         render = _renderer(make_links)
         items = [render(tree) for tree in trees]
     else:
-        # Nothing nested under the page (the usual one): each row as
-        # _renderer renders a tree without children, read in one pass.
+        # Nothing nested under the page (the usual one): each top-level
+        # row as _renderer renders a tree without children (their parent
+        # uuid is None), read in one pass.
         timestamp = listing.timestamp
         items = [{
             'uuid': uuid,
@@ -119,7 +121,7 @@ def tree_collection(trees, query, params, base_url):
             'updated_at': timestamp(updated_at),
             'links': make_links(uuid),
         } for uuid, deployable_id, key, value, created_at, updated_at
-            in listing.values_of([tree.row for tree in trees], _ROW_COLUMNS)]
+            in listing.values_of(rows, _ROW_COLUMNS)]
     return listing.collection(RESOURCE, items, query, params, base_url)
 
 
