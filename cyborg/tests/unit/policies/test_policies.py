@@ -307,6 +307,61 @@ class TestPolicyFileChanges(PolicyTestCase):
         self.assertEqual([False], looks)
 
 
+class TestRememberedDecisions(PolicyTestCase):
+    """A decision is remembered per rule, target and credentials until the
+    next look at the policy files: oslo.policy evaluates it once."""
+
+    def setUp(self):
+        super().setUp()
+        self.now = 1000.0
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.policies.time.monotonic', lambda: self.now))
+        self.evaluated = []
+        real = policy.Enforcer.authorize
+
+        def counted(enforcer, rule, target, creds, *args, **kwargs):
+            self.evaluated.append((rule, tuple(creds.roles)))
+            return real(enforcer, rule, target, creds, *args, **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_policy.policy.Enforcer.authorize', counted))
+
+    def test_each_caller_gets_its_own_decision_once(self):
+        admin, member = make_context(['admin']), make_context(['member'])
+        for _ in range(3):
+            self.assertTrue(admin.can(device.LIST))
+            self.assertFalse(member.can(device.LIST, fatal=False))
+            self.assertRaises(exception.PolicyNotAuthorized, member.can,
+                              device.LIST)
+        self.assertEqual([(device.LIST, ('admin',)),
+                          (device.LIST, ('member',))], self.evaluated)
+        # Another project is another target: decided again.
+        other = make_context(['member'])
+        other.project_id = 'another-project'
+        self.assertFalse(other.can(device.LIST, fatal=False))
+        self.assertEqual(3, len(self.evaluated))
+
+    def test_decisions_are_forgotten_at_the_next_look(self):
+        admin = make_context(['admin'])
+        admin.can(device.LIST)
+        self.now += policies.RELOAD_INTERVAL
+        admin.can(device.LIST)
+        self.assertEqual(2, len(self.evaluated))
+
+    def test_new_rules_are_decided_afresh(self):
+        admin = make_context(['admin'])
+        self.assertTrue(admin.can(device.LIST))
+        policies._enforcer().set_rules(policy.Rules.from_dict(
+            {device.LIST: '!'}), overwrite=False)
+        self.assertFalse(admin.can(device.LIST, fatal=False))
+
+    def test_a_value_that_cannot_be_a_key_is_decided_every_time(self):
+        admin = make_context(['admin'])
+        target = {'project_id': admin.project_id, 'tags': {'a': 'b'}}
+        for _ in range(2):
+            self.assertTrue(admin.can(device.LIST, target))
+        self.assertEqual(2, len(self.evaluated))
+
+
 class TestIsAdminDecidedWhenRead(PolicyTestCase):
     """The API leaves is_admin undecided: the context_is_admin rule runs
     when something reads it, once."""
