@@ -12,6 +12,8 @@ deployables it touched in the same transaction
 """
 
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler
+from sqlalchemy.sql import expression
 
 from cyborg import exception
 from cyborg.db import api as db_api
@@ -56,11 +58,45 @@ def list_attributes(context, filters=None, limit=None, marker=None,
 # to read): the table's columns as the API shows them (rows.rendered).
 _PAGE = sa.select(*rows.rendered(_TABLE.columns))
 _child = _TABLE.alias('child')
+
+
+class _has_children(expression.ColumnElement):
+    """Whether an attribute is nested under the row's: EXISTS of a child,
+    found through the parent_attribute_id index.
+
+    SQLite's statistics (once ANALYZE ran) count every NULL of that column
+    as one value, so that the index looks useless and each row of a page
+    scanned the whole table: 130 ms for a page of 1,000. It is named on
+    SQLite (``INDEXED BY``); the other databases' statistics know NULLs.
+    """
+
+    inherit_cache = True
+    type = sa.Boolean()
+
+
+_EXISTS_CHILD = sa.exists().where(_child.c.parent_attribute_id == _TABLE.c.id)
+_CHILD_INDEX = 'attributes_parent_attribute_id_idx'
+
+
+@compiler.compiles(_has_children)
+def _has_children_sql(element, sql_compiler, **kw):
+    return sql_compiler.process(_EXISTS_CHILD, **kw)
+
+
+@compiler.compiles(_has_children, 'sqlite')
+def _has_children_sqlite(element, sql_compiler, **kw):
+    text = sql_compiler.process(_EXISTS_CHILD, **kw)
+    source = 'FROM attributes AS child '
+    if text.count(source) != 1:
+        raise AssertionError('unexpected SQL for nested attributes: %s'
+                             % text)
+    return text.replace(source, '%sINDEXED BY %s ' % (source, _CHILD_INDEX))
+
+
 _TOP_LEVEL_PAGE = _PAGE.add_columns(
     # Whether anything is nested under it: the recursive query is only
     # sent for a page where something is (most have nothing).
-    sa.exists().where(_child.c.parent_attribute_id == _TABLE.c.id
-                      ).label('has_children'))
+    _has_children().label('has_children'))
 
 
 @db_api.reader

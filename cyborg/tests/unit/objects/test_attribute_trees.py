@@ -1,7 +1,9 @@
-"""Attribute trees of a page: made on demand when nothing is nested."""
+"""Attribute trees of a page: made on demand when nothing is nested; the
+page finds what has children through the index."""
 
 from cyborg import context as cyborg_context
 from cyborg import objects
+from cyborg.db.queries import attributes as attribute_queries
 from cyborg.objects import attribute as attribute_objects
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
@@ -12,7 +14,7 @@ class AttributeTreesTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(database.Database())
+        self.database = self.useFixture(database.Database())
         self.context = cyborg_context.get_admin_context()
         self.deployable = records.make_deployable(
             self.context, records.make_device(self.context))
@@ -63,3 +65,25 @@ class AttributeTreesTest(base.TestCase):
 
         self.assertEqual((nested.uuid, self.attributes[0].uuid, []),
                          (tree.row.uuid, tree.parent_uuid, tree.children))
+
+    def test_sqlite_finds_children_through_the_index_after_analyze(self):
+        # Every parent_attribute_id NULL: ANALYZE's statistics then make
+        # the index look useless to SQLite's planner.
+        with self.database.engine.begin() as connection:
+            connection.exec_driver_sql('ANALYZE')
+            statement = attribute_queries._TOP_LEVEL_PAGE.order_by(
+                attribute_queries.Attribute.id).limit(1000)
+            compiled = statement.compile(dialect=connection.dialect)
+            plan = ' | '.join(row[-1] for row in connection.exec_driver_sql(
+                'EXPLAIN QUERY PLAN ' + str(compiled),
+                tuple(compiled.params[name]
+                      for name in compiled.positiontup)))
+        self.assertIn('USING INDEX attributes_parent_attribute_id_idx', plan)
+        self.assertNotIn('SCAN child', plan)
+        # And the page still says what has children.
+        records.make_attribute(self.context, self.deployable, 'detail', 'x',
+                               parent_attribute_id=self.attributes[0].id)
+        page, _ = attribute_queries.list_top_level_with_descendants(
+            self.context)
+        self.assertEqual([True, False, False],
+                         [row.has_children for row in page])
