@@ -22,8 +22,11 @@ answers it with 503 and Retry-After, and from the conductor it crosses
 RPC with its class. An outermost reader is retried on it a couple of
 times, briefly (``READ_RETRIES``): a read is safe to run again. A writer
 is not: its commit may have reached the server before the connection
-broke. Stale pooled connections are replaced at checkout by oslo.db's
-ping, so the first request after the server is back succeeds. Waits are
+broke. A writer's pooled connection is pinged at checkout (oslo.db's
+pool_pre_ping) and replaced if the server dropped it; an outermost
+reader's is not pinged, and a read that finds its connection dropped runs
+again at once on a new one: either way the first request after the
+server is back succeeds. Waits are
 bounded: see ``CONNECT_TIMEOUT`` and ``MYSQL_READ_TIMEOUT``.
 """
 
@@ -306,7 +309,16 @@ def reader(function):
 
 
 def _statement_snapshots(function):
-    """``function`` run, on PostgreSQL, without BEGIN and ROLLBACK.
+    """``function`` run, on PostgreSQL, without BEGIN and ROLLBACK, on a
+    connection the pool hands over without pinging it.
+
+    The pool's ping is a round trip on every checkout, a tenth of a small
+    read, that finds a connection the server dropped (restarted, or closed
+    an idle one) before it is used. A reader needs no such warning: a
+    statement on such a connection fails as a disconnect, the pool then
+    drops every connection it held before, and the read runs again at
+    once (``_retrying_read``). A writer, which is not run again, still
+    has its connection pinged.
 
     PostgreSQL's default isolation (READ COMMITTED) takes a new snapshot for
     each statement, so a read-only transaction gives its statements nothing
@@ -321,14 +333,46 @@ def _statement_snapshots(function):
     @functools.wraps(function)
     def run(context, *args, **kwargs):
         session = context.session
-        if session.get_bind().dialect.name == 'postgresql':
-            session.connection(execution_options=_AUTOCOMMIT)
+        options = (_AUTOCOMMIT if session.get_bind().dialect.name
+                   == 'postgresql' else None)
+        _reading.checkout = True
+        try:
+            session.connection(execution_options=options)
+        finally:
+            _reading.checkout = False
         return function(context, *args, **kwargs)
 
     return run
 
 
 _AUTOCOMMIT = {'isolation_level': 'AUTOCOMMIT'}
+
+# Set while an outermost reader checks its connection out of the pool.
+_reading = threading.local()
+
+
+def _reader_skips_ping(engine):
+    """The pool's ping of ``engine``, skipped for an outermost reader's
+    checkout (``_statement_snapshots``)."""
+    ping = engine.dialect.do_ping
+
+    def do_ping(dbapi_connection):
+        if getattr(_reading, 'checkout', False):
+            return True
+        return ping(dbapi_connection)
+
+    engine.dialect.do_ping = do_ping
+
+
+main_context_manager.append_on_engine_create(_reader_skips_ping)
+
+
+def _stale_connection(error):
+    """Whether ``error`` is a pooled connection the server had dropped
+    (the pool has replaced it and every older one)."""
+    wrapped = (error.inner_exception
+               if isinstance(error, db_exception.DBError) else error)
+    return getattr(wrapped, 'connection_invalidated', False)
 
 
 def _retrying_read(transactional, context, *args, **kwargs):
@@ -344,7 +388,10 @@ def _retrying_read(transactional, context, *args, **kwargs):
                     or unreachable_reason(error) is None):
                 raise
             LOG.debug('Database unreachable (%s); reading again', error)
-        time.sleep(READ_RETRY_INTERVAL)
+            # A dropped pooled connection is replaced already: at once.
+            at_once = attempt == 0 and _stale_connection(error)
+        if not at_once:
+            time.sleep(READ_RETRY_INTERVAL)
 
 
 def _translating(call, *args, **kwargs):
