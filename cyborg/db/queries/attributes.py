@@ -60,37 +60,54 @@ _PAGE = sa.select(*rows.rendered(_TABLE.columns))
 _child = _TABLE.alias('child')
 
 
-class _has_children(expression.ColumnElement):
-    """Whether an attribute is nested under the row's: EXISTS of a child,
-    found through the parent_attribute_id index.
+class _has_children(expression.FunctionElement):
+    """Whether an attribute is nested under the row's.
+
+    Asked of the row only when some attribute is nested under another at
+    all: an uncorrelated EXISTS the database evaluates once per statement,
+    so a page of a table with nothing nested (the usual one) probes
+    nothing. Then each row looks for one child through the
+    parent_attribute_id index (a scalar subquery with LIMIT 1: PostgreSQL
+    may turn a correlated EXISTS into a hash of every parent id of the
+    table, read for each page, even a page of one row).
 
     SQLite's statistics (once ANALYZE ran) count every NULL of that column
-    as one value, so that the index looks useless and each row of a page
-    scanned the whole table: 130 ms for a page of 1,000. It is named on
-    SQLite (``INDEXED BY``); the other databases' statistics know NULLs.
+    as one value, so that the index looks useless and each row scanned the
+    whole table (130 ms for a page of 1,000): on SQLite the statement names
+    the index (``INDEXED BY``). The other databases' statistics know NULLs.
     """
 
     inherit_cache = True
+    name = 'has_children'
     type = sa.Boolean()
 
 
-_EXISTS_CHILD = sa.exists().where(_child.c.parent_attribute_id == _TABLE.c.id)
+_nested = _TABLE.alias('nested')
+_HAS_CHILDREN = sa.case(
+    (sa.exists().where(_nested.c.parent_attribute_id.is_not(None)),
+     sa.select(sa.literal_column('1')).where(
+         _child.c.parent_attribute_id == _TABLE.c.id
+     ).limit(sa.literal_column('1')).scalar_subquery().is_not(None)),
+    else_=sa.false())
 _CHILD_INDEX = 'attributes_parent_attribute_id_idx'
 
 
 @compiler.compiles(_has_children)
 def _has_children_sql(element, sql_compiler, **kw):
-    return sql_compiler.process(_EXISTS_CHILD, **kw)
+    return sql_compiler.process(_HAS_CHILDREN, **kw)
 
 
 @compiler.compiles(_has_children, 'sqlite')
 def _has_children_sqlite(element, sql_compiler, **kw):
-    text = sql_compiler.process(_EXISTS_CHILD, **kw)
-    source = 'FROM attributes AS child '
-    if text.count(source) != 1:
-        raise AssertionError('unexpected SQL for nested attributes: %s'
-                             % text)
-    return text.replace(source, '%sINDEXED BY %s ' % (source, _CHILD_INDEX))
+    text = sql_compiler.process(_HAS_CHILDREN, **kw)
+    for alias in ('child', 'nested'):
+        source = 'FROM attributes AS %s ' % alias
+        if text.count(source) != 1:
+            raise AssertionError('unexpected SQL for nested attributes: %s'
+                                 % text)
+        text = text.replace(source, '%sINDEXED BY %s ' % (source,
+                                                          _CHILD_INDEX))
+    return text
 
 
 _TOP_LEVEL_PAGE = _PAGE.add_columns(

@@ -4,6 +4,7 @@ import contextlib
 import json
 
 import sqlalchemy as sa
+from sqlalchemy.engine import interfaces
 
 from cyborg import context as cyborg_context
 from cyborg import objects
@@ -29,6 +30,24 @@ def counting_statements(engine):
     sa.event.listen(engine, 'before_cursor_execute', record)
     try:
         yield statements
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
+
+
+@contextlib.contextmanager
+def compiled_statements(engine):
+    """Yield a list that collects the statements ``engine`` runs meanwhile
+    that SQLAlchemy compiled rather than took from its cache."""
+    compiled = []
+
+    def record(connection, cursor, statement, parameters, context, many):
+        if (statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL
+                and context.cache_hit != interfaces.CacheStats.CACHE_HIT):
+            compiled.append(statement)
+
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        yield compiled
     finally:
         sa.event.remove(engine, 'before_cursor_execute', record)
 
@@ -107,6 +126,30 @@ class ListStatementCountTest(base.TestCase):
                     (len(rows) >= count, len(plain), len(paged)))
         for name, both in counts.items():
             self.assertEqual([(True, 1, 2), (True, 1, 2)], both, name)
+
+
+    def test_lists_read_again_compile_nothing(self):
+        # A statement SQLAlchemy cannot cache is compiled on every call:
+        # for a small page, more than the database's whole answer. (A
+        # statement built once may be compiled at its first two reads.)
+        self._add_rows(2)
+        for cls in (objects.Device, objects.Deployable, objects.Attribute,
+                    objects.DeviceProfile, objects.ARQ):
+            for _ in range(2):
+                cls.list_rows(self.context)
+            with compiled_statements(self.database.engine) as compiled:
+                cls.list_rows(self.context)
+            self.assertEqual([], compiled, cls.obj_name())
+        for nested in (False, True):
+            for _ in range(2):
+                objects.Attribute.list_trees(self.context)
+                objects.Deployable.list_rows(
+                    self.context, tree_uuids=nested, nested_attributes=nested)
+            with compiled_statements(self.database.engine) as compiled:
+                objects.Attribute.list_trees(self.context)
+                objects.Deployable.list_rows(self.context, tree_uuids=nested,
+                                             nested_attributes=nested)
+            self.assertEqual([], compiled)
 
 
 class TreeStatementCountTest(base.TestCase):
