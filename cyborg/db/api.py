@@ -12,7 +12,7 @@ connection waits up to the busy timeout for that lock, and a writer that
 still finds the database locked is retried like a deadlock.
 
 On PostgreSQL an outermost reader runs in autocommit (no BEGIN, no
-ROLLBACK at check-in: ``_statement_snapshots``); writers, and readers inside
+ROLLBACK at check-in: ``_outermost_read``); writers, and readers inside
 a writer, run in the writer's transaction on every backend.
 
 A database server that cannot be reached (stopped, restarting, or it cut
@@ -296,7 +296,7 @@ def reader(function):
     :raises: cyborg.exception.DatabaseUnavailable (outermost reader only)
     """
     transactional = main_context_manager.reader(function)
-    outermost = main_context_manager.reader(_statement_snapshots(function))
+    outermost = main_context_manager.reader(_outermost_read(function))
 
     @functools.wraps(function)
     def run(context, *args, **kwargs):
@@ -308,7 +308,7 @@ def reader(function):
     return run
 
 
-def _statement_snapshots(function):
+def _outermost_read(function):
     """``function`` run, on PostgreSQL, without BEGIN and ROLLBACK, on a
     connection the pool hands over without pinging it.
 
@@ -353,7 +353,7 @@ _reading = threading.local()
 
 def _reader_skips_ping(engine):
     """The pool's ping of ``engine``, skipped for an outermost reader's
-    checkout (``_statement_snapshots``)."""
+    checkout (``_outermost_read``)."""
     ping = engine.dialect.do_ping
 
     def do_ping(dbapi_connection):

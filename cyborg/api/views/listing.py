@@ -9,6 +9,7 @@ import operator
 import urllib.parse
 
 from cyborg.api import links
+from cyborg.api import responses
 
 
 def timestamp(value):
@@ -27,7 +28,8 @@ def timestamp(value):
         return value
     if value.tzinfo is None:
         return value
-    return value.astimezone(datetime.UTC).isoformat(timespec='seconds')
+    # orjson would write another offset as it is: the text, in UTC.
+    return responses.iso_seconds(value)
 
 
 def values_of(rows, names):

@@ -16,38 +16,25 @@ TRANSACTION_CONTROL = {'BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE'}
 
 
 @contextlib.contextmanager
-def counting_statements(engine):
-    """Yield a list that collects the SQL statements ``engine`` runs meanwhile.
+def counting_statements(engine, compiled_only=False):
+    """Yield a list that collects the SQL statements ``engine`` runs meanwhile
+    (``compiled_only``: those SQLAlchemy compiled rather than took from its
+    cache).
 
     Transaction control (the BEGIN oslo.db issues on SQLite) is left out.
     """
     statements = []
 
     def record(connection, cursor, statement, parameters, context, many):
-        if statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL:
+        if statement.split(None, 1)[0].upper() in TRANSACTION_CONTROL:
+            return
+        if (not compiled_only
+                or context.cache_hit != interfaces.CacheStats.CACHE_HIT):
             statements.append(statement)
 
     sa.event.listen(engine, 'before_cursor_execute', record)
     try:
         yield statements
-    finally:
-        sa.event.remove(engine, 'before_cursor_execute', record)
-
-
-@contextlib.contextmanager
-def compiled_statements(engine):
-    """Yield a list that collects the statements ``engine`` runs meanwhile
-    that SQLAlchemy compiled rather than took from its cache."""
-    compiled = []
-
-    def record(connection, cursor, statement, parameters, context, many):
-        if (statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL
-                and context.cache_hit != interfaces.CacheStats.CACHE_HIT):
-            compiled.append(statement)
-
-    sa.event.listen(engine, 'before_cursor_execute', record)
-    try:
-        yield compiled
     finally:
         sa.event.remove(engine, 'before_cursor_execute', record)
 
@@ -137,7 +124,8 @@ class ListStatementCountTest(base.TestCase):
                     objects.DeviceProfile, objects.ARQ):
             for _ in range(2):
                 cls.list_rows(self.context)
-            with compiled_statements(self.database.engine) as compiled:
+            with counting_statements(self.database.engine,
+                                     compiled_only=True) as compiled:
                 cls.list_rows(self.context)
             self.assertEqual([], compiled, cls.obj_name())
         for nested in (False, True):
@@ -145,7 +133,8 @@ class ListStatementCountTest(base.TestCase):
                 objects.Attribute.list_trees(self.context)
                 objects.Deployable.list_rows(
                     self.context, tree_uuids=nested, nested_attributes=nested)
-            with compiled_statements(self.database.engine) as compiled:
+            with counting_statements(self.database.engine,
+                                     compiled_only=True) as compiled:
                 objects.Attribute.list_trees(self.context)
                 objects.Deployable.list_rows(self.context, tree_uuids=nested,
                                              nested_attributes=nested)
