@@ -19,7 +19,11 @@ The floor of a list is what the hardware allows: the same rows read with
 one plain SQL statement through the fastest driver installed (the DBAPI
 connection itself, no SQLAlchemy), each row turned into a dict with its
 self link, and the page encoded with the fastest encoder (orjson when it is
-installed). Placement's fixed cost (``GET /resource_providers?name=X``
+installed). Each call of a page is followed by a call of its floor on
+every driver (in the API's process, on a connection of its own): a shared
+virtual machine's speed drifts by a tenth and more within a minute, and
+the two sides of a ratio measured minutes apart drifted with it.
+Placement's fixed cost (``GET /resource_providers?name=X``
 answering one provider, as Placement takes no ``limit`` there, against its
 own WSGI app in this process, served the same way) is printed for
 comparison. Nothing here asserts a time.
@@ -239,66 +243,81 @@ def fastest_encoder():
     return 'json', lambda body: json.dumps(body, default=str).encode()
 
 
-def floor(url, statement, base_url, resource, encode, count):
-    """Median (wall, CPU) seconds of the floor of one list: one statement,
-    dicts with a self link, encoded; over ``count`` calls on one DBAPI
-    connection."""
-    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
-    connection = engine.raw_connection()
-    prefix = '%s/v2/%s/' % (base_url, resource)
-    timings = []
-    try:
-        for attempt in range(count + 1):
-            started = time.perf_counter(), time.process_time()
-            cursor = connection.cursor()
-            cursor.execute(statement)
-            names = [column[0] for column in cursor.description]
-            page = []
-            for row in cursor.fetchall():
-                item = dict(zip(names, row, strict=True))
-                item['links'] = [{'href': prefix + item['uuid'],
-                                  'rel': 'self'}]
-                page.append(item)
-            encode({resource: page})
-            cursor.close()
-            connection.rollback()
-            if attempt:
-                timings.append((time.perf_counter() - started[0],
-                                time.process_time() - started[1]))
-    finally:
-        connection.close()
-        engine.dispose()
-    return medians(timings)
+class Floor:
+    """The floor of one list on one driver: one statement, dicts with a
+    self link, encoded; each call timed on one DBAPI connection."""
+
+    def __init__(self, url, statement, base_url, resource, encode):
+        self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        self.connection = self.engine.raw_connection()
+        self.statement = statement
+        self.prefix = '%s/v2/%s/' % (base_url, resource)
+        self.resource = resource
+        self.encode = encode
+
+    def call(self):
+        """(wall, CPU) seconds of one call."""
+        started = time.perf_counter(), time.process_time()
+        cursor = self.connection.cursor()
+        cursor.execute(self.statement)
+        names = [column[0] for column in cursor.description]
+        page = []
+        for row in cursor.fetchall():
+            item = dict(zip(names, row, strict=True))
+            item['links'] = [{'href': self.prefix + item['uuid'],
+                              'rel': 'self'}]
+            page.append(item)
+        self.encode({self.resource: page})
+        cursor.close()
+        self.connection.rollback()
+        return (time.perf_counter() - started[0],
+                time.process_time() - started[1])
+
+    def close(self):
+        self.connection.close()
+        self.engine.dispose()
 
 
-def api_median(client, path, key, expected, count):
-    """Median (wall, CPU) seconds of GET ``path`` over ``count`` calls
-    after one. CPU is the server's: this process's CPU time less the
-    client's (this thread's), so that neither the client nor other load
-    on the machine counts; the wall time includes reading the answer.
-    """
+def api_call(client, path):
+    """(wall, CPU, body) of one GET ``path``. CPU is the server's: this
+    process's CPU time less the client's (this thread's), so that neither
+    the client nor other load on the machine counts; the wall time
+    includes reading the answer."""
     headers = {'OpenStack-API-Version': 'accelerator ' + API_VERSION}
-    timings = []
+    started = (time.perf_counter(), time.process_time(), time.thread_time())
+    client.request('GET', path, headers=headers)
+    response = client.getresponse()
+    body = response.read()
+    elapsed = (time.perf_counter() - started[0],
+               time.process_time() - started[1]
+               - (time.thread_time() - started[2]))
+    if response.status != 200:
+        raise RuntimeError('GET %s: %d %s' % (path, response.status,
+                                              body[:200]))
+    return elapsed + (body,)
+
+
+def side_by_side(client, path, key, expected, floors, count):
+    """Median (wall, CPU) seconds of GET ``path`` and of each of
+    ``floors`` (``{driver: Floor}``), over ``count`` rounds after one:
+    each round calls the API, then each floor, so that a machine whose
+    speed drifts (a shared virtual machine's does, by a tenth and more
+    within a minute) slows both sides of a ratio alike."""
+    api, by_driver = [], {driver: [] for driver in floors}
     for attempt in range(count + 1):
-        started = (time.perf_counter(), time.process_time(),
-                   time.thread_time())
-        client.request('GET', path, headers=headers)
-        response = client.getresponse()
-        body = response.read()
-        elapsed = (time.perf_counter() - started[0],
-                   time.process_time() - started[1]
-                   - (time.thread_time() - started[2]))
-        if response.status != 200:
-            raise RuntimeError('GET %s: %d %s' % (path, response.status,
-                                                  body[:200]))
+        wall, cpu, body = api_call(client, path)
+        timed = {driver: floor.call() for driver, floor in floors.items()}
         if attempt == 0:
             rows = len(json.loads(body)[key])
             if rows != expected:
                 raise RuntimeError('GET %s: %d rows, expected %d'
                                    % (path, rows, expected))
-        else:
-            timings.append(elapsed)
-    return medians(timings)
+            continue
+        api.append((wall, cpu))
+        for driver, timing in timed.items():
+            by_driver[driver].append(timing)
+    return medians(api), {driver: medians(timings)
+                          for driver, timings in by_driver.items()}
 
 
 def medians(timings):
@@ -307,9 +326,11 @@ def medians(timings):
                                                              strict=True))
 
 
-def measure_api(database_url, encoder, rows, count):
-    """``{list: [page seconds, limit=1 seconds, SQL statements of a page]}``
-    of cyborg-api over ``database_url``, answers encoded by ``encoder``.
+def measure_api(database_url, encoder, rows, count, floor_urls):
+    """``{list: [page seconds, limit=1 seconds, SQL statements of a page,
+    {driver: floor seconds}]}`` of cyborg-api over ``database_url``,
+    answers encoded by ``encoder``, each page side by side with its floor
+    on each of ``floor_urls`` (``{driver: database URL}``).
 
     Runs in a process of its own (``--api``): the database is configured
     once per process, as the services do.
@@ -331,13 +352,22 @@ def measure_api(database_url, encoder, rows, count):
     session = requests.Session()
     results = {}
     try:
-        for name, path, key, _ in LISTS:
+        _, encode = fastest_encoder()
+        for name, path, key, statement in LISTS:
             page = '%s?limit=%d' % (path, rows)
             one = '%s?limit=1' % path
+            floors = {driver: Floor(floor_url, statement % rows,
+                                    'http://127.0.0.1:6666', name, encode)
+                      for driver, floor_url in floor_urls.items()}
+            try:
+                api, floor_medians = side_by_side(client, page, key, rows,
+                                                  floors, count)
+            finally:
+                for floor in floors.values():
+                    floor.close()
             results[name] = [
-                api_median(client, page, key, rows, count),
-                api_median(client, one, key, 1, count),
-                statements_per_call(session, url + page)]
+                api, side_by_side(client, one, key, 1, {}, count)[0],
+                statements_per_call(session, url + page), floor_medians]
     finally:
         client.close()
         server.stop()
@@ -345,10 +375,11 @@ def measure_api(database_url, encoder, rows, count):
     return results
 
 
-def api_in_child(database_url, encoder, rows, count):
+def api_in_child(database_url, encoder, rows, count, floor_urls):
     """``measure_api`` run by a new Python process of this script."""
     output = subprocess.run(
         [sys.executable, os.path.abspath(__file__), '--api', database_url,
+         '--floors', json.dumps(floor_urls),
          '--encoders', encoder, '--rows', str(rows),
          '--microversion', API_VERSION,
          '--requests', str(count)],
@@ -414,24 +445,23 @@ def measure_database(backend, arguments, state_dir, encoders):
         name = sa.engine.make_url(url).database
         urls = {driver: url if backend == 'sqlite' else server_url + name
                 for driver, server_url in drivers}
-        encoder_name, encode = fastest_encoder()
-        results, statements = {}, {}
+        encoder_name, _ = fastest_encoder()
+        results, statements, floors = {}, {}, {}
         for driver, _ in drivers:
             for encoder in encoders:
                 measured = api_in_child(urls[driver], encoder, arguments.rows,
-                                        arguments.requests)
-                for list_name, (page, one, count) in measured.items():
-                    results[driver, encoder, list_name] = (page, one)
+                                        arguments.requests, urls)
+                for list_name, (page, one, count, floor) in measured.items():
+                    # The best floor of the same run, for this run's ratio.
+                    best = min(floor.values(), key=lambda timing: timing[0])
+                    results[driver, encoder, list_name] = (page, one, best)
                     statements[list_name] = count
-        floors = {}
-        for driver, _ in drivers:
-            for list_name, _, _, statement in LISTS:
-                floors[driver, list_name] = floor(
-                    urls[driver], statement % arguments.rows,
-                    'http://127.0.0.1:6666', list_name, encode,
-                    arguments.requests)
+                    for floor_driver, timing in floor.items():
+                        floors.setdefault((floor_driver, list_name),
+                                          []).append(timing)
     print_table(backend, arguments.rows, drivers, encoders, encoder_name,
-                results, floors, statements)
+                results, {key: medians(timings)
+                          for key, timings in floors.items()}, statements)
 
 
 def print_table(backend, rows, drivers, encoders, encoder_name, results,
@@ -445,11 +475,9 @@ def print_table(backend, rows, drivers, encoders, encoder_name, results,
         'list', 'driver', 'enc.', 'API µs/row', 'floor µs/row', 'ratio',
         '(CPU)', 'limit=1 ms', 'SQL'))
     for name, _, _, _ in LISTS:
-        best_floor = min((floors[driver, name] for driver, _ in drivers),
-                         key=lambda timing: timing[0])
         for driver, _ in drivers:
             for encoder in encoders:
-                page, one = results[driver, encoder, name]
+                page, one, best_floor = results[driver, encoder, name]
                 print('%-21s %-11s %-6s %6.1f (%6.1f) %6.1f (%6.1f) %7.2fx '
                       '%7.2fx %6.2f (%5.2f) %4d' % (
                           name, driver, encoder, page[0] / rows * 1e6,
@@ -458,7 +486,7 @@ def print_table(backend, rows, drivers, encoders, encoder_name, results,
                           page[0] / best_floor[0], page[1] / best_floor[1],
                           one[0] * 1000, one[1] * 1000, statements[name]))
     print('floor of each driver (one statement, dicts with a self link, %s),'
-          ' ms a page:' % encoder_name)
+          ' ms a page, the median of its runs:' % encoder_name)
     for driver, _ in drivers:
         print('  %-12s %s' % (driver, '  '.join(
             '%s %.2f (%.2f)' % (name, floors[driver, name][0] * 1000,
@@ -484,6 +512,7 @@ def parse_arguments(argv=None):
                              'for none gets)' % API_VERSION)
     parser.add_argument('--api', metavar='DATABASE_URL',
                         help=argparse.SUPPRESS)
+    parser.add_argument('--floors', default='{}', help=argparse.SUPPRESS)
     parser.add_argument('--encoders', default='project',
                         help='comma-separated encoders of the API\'s '
                              'answers to time: json, orjson or project '
@@ -512,8 +541,9 @@ def main(argv=None):
     rpc.init(conf.CONF)
     if arguments.api:
         try:
-            print(json.dumps(measure_api(arguments.api, encoders[0],
-                                         arguments.rows, arguments.requests)))
+            print(json.dumps(measure_api(
+                arguments.api, encoders[0], arguments.rows,
+                arguments.requests, json.loads(arguments.floors))))
         finally:
             rpc.cleanup()
             messaging.cleanUp()

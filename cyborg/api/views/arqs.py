@@ -70,7 +70,6 @@ def collection(rows, version, query, params, base_url):
     renders an ARQ."""
     with_reason = microversions.supports_arq_state_reason(version)
     make_links = listing.link_maker(RESOURCE, base_url)
-    timestamp = listing.timestamp
     items = []
     for (uuid, state, device_profile_name, device_profile_group_id,
          hostname, device_rp_uuid, instance_uuid, project_id,
@@ -89,8 +88,8 @@ def collection(rows, version, query, params, base_url):
             'attach_handle_type': attach_handle_type or '',
             'attach_handle_uuid': attach_handle_uuid,
             'attach_handle_info': _info_of(attach_handle_info),
-            'created_at': timestamp(created_at),
-            'updated_at': timestamp(updated_at),
+            'created_at': created_at,
+            'updated_at': updated_at,
             'links': make_links(uuid),
         }
         if with_reason:

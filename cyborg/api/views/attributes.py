@@ -40,14 +40,13 @@ def collection(rows, query, params, base_url):
     ``cyborg.objects.Attribute.list_rows``, rendered as ``one`` renders an
     Attribute."""
     make_links = listing.link_maker(RESOURCE, base_url)
-    timestamp = listing.timestamp
     return listing.collection(RESOURCE, [{
         'uuid': uuid,
         'deployable_id': deployable_id,
         'key': key,
         'value': value,
-        'created_at': timestamp(created_at),
-        'updated_at': timestamp(updated_at),
+        'created_at': created_at,
+        'updated_at': updated_at,
         'links': make_links(uuid),
     } for uuid, deployable_id, key, value, created_at, updated_at
         in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
@@ -109,7 +108,6 @@ def tree_collection(trees, query, params, base_url):
         # Nothing nested under the page (the usual one): each top-level
         # row as _renderer renders a tree without children (their parent
         # uuid is None), read in one pass.
-        timestamp = listing.timestamp
         items = [{
             'uuid': uuid,
             'deployable_id': deployable_id,
@@ -117,8 +115,8 @@ def tree_collection(trees, query, params, base_url):
             'value': value,
             'parent_attribute_uuid': None,
             'children': [],
-            'created_at': timestamp(created_at),
-            'updated_at': timestamp(updated_at),
+            'created_at': created_at,
+            'updated_at': updated_at,
             'links': make_links(uuid),
         } for uuid, deployable_id, key, value, created_at, updated_at
             in listing.values_of(rows, _ROW_COLUMNS)]

@@ -93,7 +93,6 @@ def collection(results, version, query, params, base_url):
     ``row_options(version)``.
     """
     make_links = listing.link_maker(RESOURCE, base_url)
-    timestamp = listing.timestamp
     rows = [row for row, _ in results]
     texts = [attributes_list for _, attributes_list in results]
     # Each row read in one pass, its dict written as _body writes it.
@@ -105,8 +104,8 @@ def collection(results, version, query, params, base_url):
             'num_accelerators': num_accelerators, 'device_id': device_id,
             'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
             'driver_name': driver_name, 'bitstream_id': bitstream_id,
-            'created_at': timestamp(created_at),
-            'updated_at': timestamp(updated_at), 'links': make_links(uuid),
+            'created_at': created_at,
+            'updated_at': updated_at, 'links': make_links(uuid),
         } for (id_, uuid, parent_id, root_id, name, num_accelerators,
                device_id, rp_uuid, driver_name, bitstream_id, created_at,
                updated_at, parent_uuid, root_uuid), attributes_list in zip(
@@ -119,8 +118,8 @@ def collection(results, version, query, params, base_url):
             'device_id': device_id, 'attributes_list': attributes_list,
             'rp_uuid': rp_uuid, 'driver_name': driver_name,
             'bitstream_id': bitstream_id,
-            'created_at': timestamp(created_at),
-            'updated_at': timestamp(updated_at), 'links': make_links(uuid),
+            'created_at': created_at,
+            'updated_at': updated_at, 'links': make_links(uuid),
         } for (_, uuid, parent_id, root_id, name, num_accelerators,
                device_id, rp_uuid, driver_name, bitstream_id, created_at,
                updated_at), attributes_list in zip(

@@ -49,7 +49,6 @@ def collection(rows, version, query, params, base_url):
     renders a Device."""
     with_status = microversions.supports_device_status(version)
     make_links = listing.link_maker(RESOURCE, base_url)
-    timestamp = listing.timestamp
     items = []
     for (uuid, type_, vendor, model, std_board_info, vendor_board_info,
          hostname, created_at, updated_at, status,
@@ -62,8 +61,8 @@ def collection(rows, version, query, params, base_url):
             'std_board_info': std_board_info,
             'vendor_board_info': vendor_board_info,
             'hostname': hostname,
-            'created_at': timestamp(created_at),
-            'updated_at': timestamp(updated_at),
+            'created_at': created_at,
+            'updated_at': updated_at,
             'links': make_links(uuid),
         }
         if with_status:
