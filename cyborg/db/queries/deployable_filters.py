@@ -184,8 +184,11 @@ def _base_query(join_device, tree_uuids, nested_attributes):
     query = query.add_columns(
         Deployable.attributes_list.label('attributes_text'))
     if nested_attributes:
-        query = query.add_columns(
-            Deployable.has_nested_attributes.label('has_nested'))
+        # Read as the integer MariaDB and SQLite hold: only its truth is
+        # read, and a Boolean's result processor would keep the page from
+        # the lean read (cyborg.db.queries.lean).
+        query = query.add_columns(sa.type_coerce(
+            Deployable.has_nested_attributes, sa.Integer).label('has_nested'))
     return query
 
 

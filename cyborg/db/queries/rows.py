@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
 
+from cyborg.db.queries import lean
 from cyborg import exception
 
 SORT_DIRECTIONS = ('asc', 'desc')
@@ -142,7 +143,7 @@ def read(context, query):
     connection: the ORM's result handling (identity map, entity loading)
     costs more per row than the driver does, for rows that only render.
     """
-    return context.session.connection().execute(query).all()
+    return lean.read(context.session.connection(), query)
 
 
 def create(context, model, values):

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg import objects
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.tests import base
@@ -71,6 +72,19 @@ class DroppedConnectionsTestMixin:
         self._drop_server_connections()
 
         self.assertEqual(1, _count(self.context))
+
+        self.assertEqual(0, self._read_waits())
+
+    def test_a_lean_page_on_a_dropped_connection_reads_again_at_once(self):
+        # Read until the page runs on the DBAPI cursor (cyborg.db.queries.
+        # lean): the driver's error must still reach SQLAlchemy, which
+        # invalidates the connection, for the read to run again.
+        for _ in range(3):
+            pooled = objects.Device.list_rows(self.context)
+        self.assertEqual(1, len(pooled))
+        self._drop_server_connections()
+
+        self.assertEqual(pooled, objects.Device.list_rows(self.context))
 
         self.assertEqual(0, self._read_waits())
 
