@@ -24,28 +24,26 @@ This leans on attributes of SQLAlchemy's that are not public API:
 upgrade of SQLAlchemy that changes them fails there, not silently.
 """
 
-import threading
-
 from sqlalchemy import util as sa_util
 
 # Compiled statements by dialect and cache key (SQLAlchemy's key): page
 # shapes are few, this bounds what an unusual mix of filters can add.
 _COMPILED = sa_util.LRUCache(500)
-# What the first run of each compiled statement taught: (rows maker, ) or
-# None when the statement is not lean.
-_PLANS = {}
-_PLANS_LIMIT = 1000
-_lock = threading.Lock()
+# The rows maker of each compiled statement's first run, None for a
+# statement that is not lean. (Dict operations are atomic: two threads at
+# most both learn the same thing.)
+_MAKERS = {}
+_MAKERS_LIMIT = 1000
+_UNKNOWN = object()
 
 
 class _Context:
     """What an ``*_cursor_execute`` listener reads of an execution context."""
 
-    __slots__ = ('cache_hit', 'compiled')
+    __slots__ = ('cache_hit',)
 
-    def __init__(self, cache_hit, compiled):
+    def __init__(self, cache_hit):
         self.cache_hit = cache_hit
-        self.compiled = compiled
 
 
 def _is_lean(compiled):
@@ -74,23 +72,17 @@ def read(connection, query):
     dialect = connection.dialect
     compiled, extracted, collected, cache_hit = query._compile_w_cache(
         dialect, compiled_cache=_COMPILED, column_keys=[])
-    plan = _PLANS.get(compiled, False)
-
-
-
-    if plan is False:
+    make_rows = _MAKERS.get(compiled, _UNKNOWN)
+    if make_rows is _UNKNOWN:
         # First run of this compiled statement: SQLAlchemy runs it, and
         # what it set up for its rows is kept when they need nothing more.
         result = connection.execute(query)
-        plan = (_rows_maker(result),) if _is_lean(compiled) else None
-        if plan is not None and plan[0] is None:
-            plan = None
-        with _lock:
-            if len(_PLANS) >= _PLANS_LIMIT:
-                _PLANS.clear()
-            _PLANS[compiled] = plan
+        if len(_MAKERS) >= _MAKERS_LIMIT:
+            _MAKERS.clear()
+        _MAKERS[compiled] = (_rows_maker(result) if _is_lean(compiled)
+                             else None)
         return result.all()
-    if plan is None:
+    if make_rows is None:
         return connection.execute(query).all()
     values = compiled.construct_params(
         extracted_parameters=extracted, escape_names=False,
@@ -106,7 +98,7 @@ def read(connection, query):
     try:
         dispatch = connection.dispatch
         if dispatch.before_cursor_execute or dispatch.after_cursor_execute:
-            context = _Context(cache_hit, compiled)
+            context = _Context(cache_hit)
             for listener in dispatch.before_cursor_execute:
                 statement, parameters = listener(
                     connection, cursor, statement, parameters, context,
@@ -124,4 +116,4 @@ def read(connection, query):
         # error (a dead connection's) swallowed: raises.
         connection._handle_dbapi_exception(error, statement, parameters,
                                            cursor, None)
-    return plan[0](data)
+    return make_rows(data)
