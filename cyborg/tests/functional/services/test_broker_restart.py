@@ -49,6 +49,9 @@ CALL_SENT_SECONDS = 0.5
 # How long the broker stays down, not counting its start: longer than a
 # call tries to reach it (rpc.CALL_RETRIES, about 8 s).
 OUTAGE_SECONDS = 9
+# The logger of oslo.messaging's RabbitMQ driver, which logs a connection
+# reset in the middle of an acknowledgement with its traceback.
+RABBIT_DRIVER_LOGGERS = ('oslo.messaging._drivers.impl_rabbit',)
 # The FPGA region gets ten handles (two PFs of five VFs), the GPU ten vGPUs:
 # one handle for each of the twenty ARQs.
 BINDS_PER_KIND = 10
@@ -246,8 +249,13 @@ class BrokerRestartTestsMixin(cases.ArqProcessesMixin):
         self.addDetail('broker-start-seconds', content.text_content(
             ', '.join('%.1f' % seconds
                       for seconds in self.rabbit.start_seconds)))
-        self._assert_clean_stop([self.agent])
-        self._assert_clean_stop([self.api, self.conductor])
+        # A broker that goes away while a service acknowledges a message
+        # makes oslo.messaging log the reset with its traceback (it then
+        # reconnects and the call is retried): the outage this test makes,
+        # not an error of cyborg's.
+        self._assert_clean_stop([self.agent], RABBIT_DRIVER_LOGGERS)
+        self._assert_clean_stop([self.api, self.conductor],
+                                RABBIT_DRIVER_LOGGERS)
 
 
 class TestBrokerRestartMySQL(BrokerRestartTestsMixin, base.TestCase):
