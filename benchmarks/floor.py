@@ -89,7 +89,9 @@ SERVERS = {
 }
 
 # Each list: its path, the key of its rows in the answer, and the one SQL
-# statement of its floor (the columns the answer shows).
+# statement of its floor (the columns of its table the answer shows: the
+# deployables' stored attributes_list text too, which the floor left out
+# before this tree).
 LISTS = [
     ('devices', '/v2/devices', 'devices',
      'SELECT id, uuid, type, vendor, model, std_board_info, '
@@ -97,8 +99,8 @@ LISTS = [
      'updated_at FROM devices ORDER BY id LIMIT %d'),
     ('deployables', '/v2/deployables', 'deployables',
      'SELECT id, uuid, parent_id, root_id, name, num_accelerators, '
-     'device_id, driver_name, rp_uuid, bitstream_id, created_at, updated_at '
-     'FROM deployables ORDER BY id LIMIT %d'),
+     'device_id, driver_name, rp_uuid, bitstream_id, attributes_list, '
+     'created_at, updated_at FROM deployables ORDER BY id LIMIT %d'),
     ('attributes', '/v2/attributes', 'attributes',
      # Qualified: KEY is a reserved word of MariaDB's.
      'SELECT a.id, a.uuid, a.deployable_id, a.parent_attribute_id, a.key, '
