@@ -10,6 +10,7 @@ import collections.abc
 import dataclasses
 
 from cyborg.db.queries import attributes as attribute_queries
+from cyborg.db.queries import lean
 from cyborg.objects import base
 from cyborg.objects import fields
 
@@ -34,6 +35,7 @@ class FlatTrees(collections.abc.Sequence):
     def __init__(self, rows, parent_uuid_of):
         self.flat_rows = rows
         self._parent_uuid_of = parent_uuid_of
+        self._named = None
 
     def __len__(self):
         return len(self.flat_rows)
@@ -42,9 +44,21 @@ class FlatTrees(collections.abc.Sequence):
         if isinstance(index, slice):
             return [self[position] for position in
                     range(*index.indices(len(self)))]
-        row = self.flat_rows[index]
+        row = self._rows_by_name()[index]
         return AttributeTree(row=row, parent_uuid=self._parent_uuid_of(row),
                              children=[])
+
+
+    def _rows_by_name(self):
+        if self._named is None:
+            self._named = _by_name(self.flat_rows)
+        return self._named
+
+
+def _by_name(rows):
+    """``rows``, a plain page's tuples as named rows (a tree reads its row
+    by name)."""
+    return rows.named() if isinstance(rows, lean.Page) else rows
 
 
 def _trees(rows, descendants, parent_uuid_of):
@@ -54,6 +68,7 @@ def _trees(rows, descendants, parent_uuid_of):
     if not descendants:
         # Nothing nested (the usual page): no row's id is read.
         return FlatTrees(rows, parent_uuid_of)
+    rows = _by_name(rows)
     below = {}
     for row in descendants:
         below.setdefault(row.parent_attribute_id, []).append(row)
@@ -89,21 +104,23 @@ class Attribute(base.TableObject):
 
     @classmethod
     def list_trees(cls, context, filters=None, limit=None, marker=None,
-                   sort_key=None, sort_dir=None):
+                   sort_key=None, sort_dir=None, plain=False):
         """One page of the top-level attributes matching ``filters``, each
         an ``AttributeTree`` with everything nested under it.
 
         Paging, filters and sorting as ``list``, on top-level attributes
         only. One SQL statement, and one more when anything is nested
         under the page (one more for a marker), whatever the page size and
-        nesting.
+        nesting. With ``plain``, the ``flat_rows`` of a page with nothing
+        nested are a ``lean.Page`` of tuples.
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker
         """
         page, descendants = attribute_queries.list_top_level_with_descendants(
             context, filters=filters, limit=limit, marker=marker,
-            sort_key=sort_key or 'id', sort_dir=sort_dir or 'asc')
+            sort_key=sort_key or 'id', sort_dir=sort_dir or 'asc',
+            plain=plain)
         return _trees(page, descendants, lambda row: None)
 
     @classmethod

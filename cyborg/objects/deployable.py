@@ -59,7 +59,7 @@ class Deployable(base.TableObject):
     @classmethod
     def list_rows(cls, context, filters=None, attributes=None, limit=None,
                   marker=None, sort_key=None, sort_dir=None, programmed=None,
-                  tree_uuids=False, nested_attributes=False):
+                  tree_uuids=False, nested_attributes=False, plain=False):
         """One page of deployables as ``(row, attributes_list)`` pairs.
 
         For lists that only render (GET /v2/deployables): each row is a
@@ -74,7 +74,8 @@ class Deployable(base.TableObject):
         parent in ``attributes_list`` (both microversion 2.4).
         ``attributes_list`` is JSON text, as the API shows it. One SQL
         statement, whatever the page size (see
-        ``cyborg.db.queries.deployable_filters.list_rows``).
+        ``cyborg.db.queries.deployable_filters.list_rows``). With ``plain``
+        each row is a tuple, and the pairs a ``lean.Page``.
 
         :raises: cyborg.exception.InvalidParameterValue on an unknown
             filter, sort key or marker
@@ -83,7 +84,8 @@ class Deployable(base.TableObject):
             context, filters=filters, attributes=attributes, limit=limit,
             marker=marker, sort_key=sort_key or 'id',
             sort_dir=sort_dir or 'asc', programmed=programmed,
-            tree_uuids=tree_uuids, nested_attributes=nested_attributes)
+            tree_uuids=tree_uuids, nested_attributes=nested_attributes,
+            plain=plain)
 
     @classmethod
     def get_row(cls, context, uuid, tree_uuids=False,

@@ -40,19 +40,3 @@ class Device(base.TableObject):
         """
         return cls._from_result(context,
                                 device_queries.get_by_id(context, device_id))
-
-    @classmethod
-    def list_rows(cls, context, filters=None, limit=None, marker=None,
-                  sort_key=None, sort_dir=None):
-        """The page ``list`` would give, as read-only rows, not objects.
-
-        For lists that only render (GET /v2/devices): a row has the same
-        attributes as a Device, without the cost of building one per row.
-        Same filters and paging as ``list``; one SQL query.
-
-        :raises: cyborg.exception.InvalidParameterValue on an unknown
-            filter, sort key or marker
-        """
-        return device_queries.list_rows(
-            context, filters=filters, limit=limit, marker=marker,
-            sort_key=sort_key or 'id', sort_dir=sort_dir or 'asc')

@@ -47,11 +47,13 @@ def created(arqs, version, base_url):
     return {COLLECTION_KEY: [one(arq, version, base_url) for arq in arqs]}
 
 
-_ROW_COLUMNS = ('uuid', 'state', 'device_profile_name',
-                'device_profile_group_id', 'hostname', 'device_rp_uuid',
-                'instance_uuid', 'project_id', 'attach_handle_type',
-                'attach_handle_uuid', 'attach_handle_info', 'created_at',
-                'updated_at', 'state_reason')
+# A list row's columns, in the order of its SELECT (``values_of`` then
+# hands the rows over as they are).
+_ROW_COLUMNS = ('uuid', 'state', 'device_profile_group_id', 'hostname',
+                'device_rp_uuid', 'instance_uuid', 'project_id',
+                'state_reason', 'created_at', 'updated_at',
+                'device_profile_name', 'attach_handle_type',
+                'attach_handle_uuid', 'attach_handle_info')
 
 
 def _info_of(text):
@@ -71,11 +73,10 @@ def collection(rows, version, query, params, base_url):
     with_reason = microversions.supports_arq_state_reason(version)
     make_links = listing.link_maker(RESOURCE, base_url)
     items = []
-    for (uuid, state, device_profile_name, device_profile_group_id,
-         hostname, device_rp_uuid, instance_uuid, project_id,
-         attach_handle_type, attach_handle_uuid, attach_handle_info,
-         created_at, updated_at,
-         state_reason) in listing.values_of(rows, _ROW_COLUMNS):
+    for (uuid, state, device_profile_group_id, hostname, device_rp_uuid,
+         instance_uuid, project_id, state_reason, created_at, updated_at,
+         device_profile_name, attach_handle_type, attach_handle_uuid,
+         attach_handle_info) in listing.values_of(rows, _ROW_COLUMNS):
         body = {
             'uuid': uuid,
             'state': state,

@@ -48,8 +48,16 @@ def collection(rows, query, params, base_url):
         'created_at': created_at,
         'updated_at': updated_at,
         'links': make_links(uuid),
-    } for uuid, deployable_id, key, value, created_at, updated_at
-        in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
+    } for (_, uuid, deployable_id, _, key, value, created_at,
+           updated_at) in listing.values_of(rows, _LIST_COLUMNS)],
+        query, params, base_url)
+
+
+# A list row's columns, in the order of its SELECT (``values_of`` then
+# hands the rows over as they are); a 2.4 list's rows have one more.
+_LIST_COLUMNS = ('id', 'uuid', 'deployable_id', 'parent_attribute_id', 'key',
+                 'value', 'created_at', 'updated_at')
+_TOP_LEVEL_COLUMNS = _LIST_COLUMNS + ('has_children',)
 
 
 def _getter(row):
@@ -118,8 +126,8 @@ def tree_collection(trees, query, params, base_url):
             'created_at': created_at,
             'updated_at': updated_at,
             'links': make_links(uuid),
-        } for uuid, deployable_id, key, value, created_at, updated_at
-            in listing.values_of(rows, _ROW_COLUMNS)]
+        } for (_, uuid, deployable_id, _, key, value, created_at,
+               updated_at, _) in listing.values_of(rows, _TOP_LEVEL_COLUMNS)]
     return listing.collection(RESOURCE, items, query, params, base_url)
 
 

@@ -95,6 +95,8 @@ def collection(results, version, query, params, base_url):
     make_links = listing.link_maker(RESOURCE, base_url)
     rows = [row for row, _ in results]
     texts = [attributes_list for _, attributes_list in results]
+    # The rows' columns: a plain page names them (lean.Page).
+    fields = getattr(results, 'fields', None)
     # Each row read in one pass, its dict written as _body writes it.
     if row_options(version)['tree_uuids']:
         items = [{
@@ -107,10 +109,10 @@ def collection(results, version, query, params, base_url):
             'created_at': created_at,
             'updated_at': updated_at, 'links': make_links(uuid),
         } for (id_, uuid, parent_id, root_id, name, num_accelerators,
-               device_id, rp_uuid, driver_name, bitstream_id, created_at,
-               updated_at, parent_uuid, root_uuid), attributes_list in zip(
-            listing.values_of(rows, _ROW_COLUMNS + _TREE_COLUMNS), texts,
-            strict=True)]
+               device_id, driver_name, rp_uuid, bitstream_id, created_at,
+               updated_at, parent_uuid, root_uuid, _, _), attributes_list
+            in zip(listing.values_of(rows, _TREE_LIST_COLUMNS, fields),
+                   texts, strict=True)]
     else:
         items = [{
             'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id,
@@ -121,13 +123,18 @@ def collection(results, version, query, params, base_url):
             'created_at': created_at,
             'updated_at': updated_at, 'links': make_links(uuid),
         } for (_, uuid, parent_id, root_id, name, num_accelerators,
-               device_id, rp_uuid, driver_name, bitstream_id, created_at,
-               updated_at), attributes_list in zip(
-            listing.values_of(rows, _ROW_COLUMNS), texts, strict=True)]
+               device_id, driver_name, rp_uuid, bitstream_id, created_at,
+               updated_at, _), attributes_list in zip(
+            listing.values_of(rows, _LIST_COLUMNS, fields), texts,
+            strict=True)]
     return listing.collection(RESOURCE, items, query, params, base_url)
 
 
+# A list row's columns, in the order of its SELECT (``values_of`` then
+# hands the rows over as they are): its attributes_list comes apart.
 _ROW_COLUMNS = ('id', 'uuid', 'parent_id', 'root_id', 'name',
-                'num_accelerators', 'device_id', 'rp_uuid', 'driver_name',
+                'num_accelerators', 'device_id', 'driver_name', 'rp_uuid',
                 'bitstream_id', 'created_at', 'updated_at')
-_TREE_COLUMNS = ('parent_uuid', 'root_uuid')
+_LIST_COLUMNS = _ROW_COLUMNS + ('attributes_text',)
+_TREE_LIST_COLUMNS = _ROW_COLUMNS + ('parent_uuid', 'root_uuid',
+                                     'attributes_text', 'has_nested')

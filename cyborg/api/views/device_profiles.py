@@ -77,9 +77,11 @@ def collection(rows, query, params, base_url):
         'created_at': timestamp(created_at),
         'updated_at': timestamp(updated_at),
         'links': [{'href': self_prefix + uuid, 'rel': 'self'}],
-    } for uuid, name, description, profile_json, created_at, updated_at
+    } for _, uuid, name, description, profile_json, created_at, updated_at
         in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
 
 
-_ROW_COLUMNS = ('uuid', 'name', 'description', 'profile_json', 'created_at',
-                'updated_at')
+# A list row's columns, in the order of its SELECT (``values_of`` then
+# hands the rows over as they are).
+_ROW_COLUMNS = ('id', 'uuid', 'name', 'description', 'profile_json',
+                'created_at', 'updated_at')

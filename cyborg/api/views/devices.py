@@ -38,9 +38,11 @@ def one(device, version, base_url):
                  listing.link_maker(RESOURCE, base_url))
 
 
-_ROW_COLUMNS = ('uuid', 'type', 'vendor', 'model', 'std_board_info',
-                'vendor_board_info', 'hostname', 'created_at', 'updated_at',
-                'status', 'status_reason')
+# A list row's columns, in the order of its SELECT (``values_of`` then
+# hands the rows over as they are).
+_ROW_COLUMNS = ('id', 'uuid', 'type', 'vendor', 'model', 'std_board_info',
+                'vendor_board_info', 'hostname', 'status', 'status_reason',
+                'created_at', 'updated_at')
 
 
 def collection(rows, version, query, params, base_url):
@@ -50,9 +52,9 @@ def collection(rows, version, query, params, base_url):
     with_status = microversions.supports_device_status(version)
     make_links = listing.link_maker(RESOURCE, base_url)
     items = []
-    for (uuid, type_, vendor, model, std_board_info, vendor_board_info,
-         hostname, created_at, updated_at, status,
-         status_reason) in listing.values_of(rows, _ROW_COLUMNS):
+    for (_, uuid, type_, vendor, model, std_board_info, vendor_board_info,
+         hostname, status, status_reason, created_at,
+         updated_at) in listing.values_of(rows, _ROW_COLUMNS):
         body = {
             'uuid': uuid,
             'type': type_,

@@ -90,13 +90,14 @@ _LIST_PAGE = sa.select(
 
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
-              sort_dir='asc'):
+              sort_dir='asc', plain=False):
     """The page of ``list_arqs`` as read-only Core rows of the columns a
     list shows (``LISTED_COLUMNS``) and the joined fields
-    (``attach_handle_info`` JSON text), in one query."""
+    (``attach_handle_info`` JSON text), in one query (with ``plain``, a
+    ``lean.Page`` of tuples)."""
     query = rows.page(context, ARQ, _LIST_PAGE, COLUMNS, filters, limit, marker,
                       sort_key, sort_dir)
-    return rows.read(context, query)
+    return rows.read(context, query, plain=plain)
 
 
 @db_api.writer

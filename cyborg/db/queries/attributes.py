@@ -121,29 +121,31 @@ _TOP_LEVEL_PAGE = _PAGE.add_columns(
 
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
-              sort_dir='asc'):
+              sort_dir='asc', plain=False):
     """The page of ``list_attributes`` as read-only rows of the table's
     columns (timestamps as the API's text, ``rows.rendered``), every
-    attribute flat: one statement (one more for a ``marker``).
+    attribute flat: one statement (one more for a ``marker``). With
+    ``plain``, a ``lean.Page`` of tuples.
 
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key or marker
     """
     return rows.read(context, rows.page(context, Attribute, _PAGE, COLUMNS,
                                         filters, limit, marker, sort_key,
-                                        sort_dir))
+                                        sort_dir), plain=plain)
 
 
 @db_api.reader
 def list_top_level_with_descendants(context, filters=None, limit=None,
                                     marker=None, sort_key='id',
-                                    sort_dir='asc'):
+                                    sort_dir='asc', plain=False):
     """One page of the attributes nested under none matching ``filters``,
     and every attribute nested under them.
 
     Returns ``(page, descendants)``, lists of read-only rows of the
     table's columns (``descendants`` in creation order; timestamps as the
-    API's text, ``rows.rendered``). One statement, whatever the page size,
+    API's text, ``rows.rendered``; ``page`` a ``lean.Page`` of tuples with
+    ``plain``). One statement, whatever the page size,
     and one more when anything is nested under the page (one more for a
     ``marker``).
 
@@ -153,10 +155,10 @@ def list_top_level_with_descendants(context, filters=None, limit=None,
     query = rows.page(context, Attribute, _TOP_LEVEL_PAGE, COLUMNS,
                       dict(filters or {}, parent_attribute_id=None),
                       limit, marker, sort_key, sort_dir)
-    page = rows.read(context, query)
+    page = rows.read(context, query, plain=plain)
     if not page:
         return page, []
-    id_at, children_at = (page[0]._fields.index(name)
+    id_at, children_at = (rows.fields_of(page).index(name)
                           for name in ('id', 'has_children'))
     return page, _descendants(context, [row[id_at] for row in page
                                         if row[children_at]])

@@ -27,6 +27,7 @@ from sqlalchemy.sql import expression
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import inventory
+from cyborg.db.queries import lean
 from cyborg.db.queries import rows
 
 Deployable = models.Deployable
@@ -195,7 +196,7 @@ def _base_query(join_device, tree_uuids, nested_attributes):
 @db_api.reader
 def list_rows(context, filters=None, attributes=None, limit=None,
               marker=None, sort_key='id', sort_dir='asc', programmed=None,
-              tree_uuids=False, nested_attributes=False):
+              tree_uuids=False, nested_attributes=False, plain=False):
     """Deployables matching ``filters`` and every (key, value) of ``attributes``.
 
     ``filters`` may name the deployable's columns and the device's
@@ -209,6 +210,8 @@ def list_rows(context, filters=None, attributes=None, limit=None,
     (None on a root); with ``nested_attributes`` a nested attribute is
     found under its parent, whose value is then the object of its nested
     attributes (``nested_attributes_list``).
+    With ``plain`` each row is a tuple, and the pairs a ``lean.Page``
+    whose ``fields`` name the rows' columns.
     No ORM entity is loaded: the lists only render.
     One statement (one more with a ``marker``, and one more when
     ``nested_attributes`` and a deployable of the page has nested
@@ -233,10 +236,10 @@ def list_rows(context, filters=None, attributes=None, limit=None,
                             else Deployable.bitstream_id.is_(None))
     query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
                       marker, sort_key, sort_dir)
-    deployables = rows.read(context, query)
+    deployables = rows.read(context, query, plain=plain)
     if not deployables:
         return []
-    fields = deployables[0]._fields
+    fields = rows.fields_of(deployables)
     text_at = fields.index('attributes_text')
     results = [(deployable, deployable[text_at] or '[]')
                for deployable in deployables]
@@ -247,7 +250,7 @@ def list_rows(context, filters=None, attributes=None, limit=None,
             if deployable[nested_at]])
         results = [(deployable, trees.get(deployable[0], text))
                    for deployable, text in results]
-    return results
+    return lean.Page(results, fields) if plain else results
 
 
 def _nested_lists(context, deployable_ids):

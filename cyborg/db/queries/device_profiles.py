@@ -67,12 +67,13 @@ _LIST_PAGE = sa.select(*rows.rendered(DeviceProfile.__table__.columns,
 
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
-              sort_dir='asc'):
+              sort_dir='asc', plain=False):
     """The page of ``list_device_profiles`` as read-only Core rows (the
-    groups as ``profile_json`` text), in one query."""
+    groups as ``profile_json`` text), in one query (with ``plain``, a
+    ``lean.Page`` of tuples)."""
     query = rows.page(context, DeviceProfile, _LIST_PAGE, COLUMNS, filters,
                       limit, marker, sort_key, sort_dir)
-    return rows.read(context, query)
+    return rows.read(context, query, plain=plain)
 
 
 @db_api.writer

@@ -49,11 +49,12 @@ _LIST_PAGE = sa.select(*rows.rendered(Device.__table__.columns))
 
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
-              sort_dir='asc'):
-    """The page of ``list_devices`` as read-only Core rows, for lists that only render."""
+              sort_dir='asc', plain=False):
+    """The page of ``list_devices`` as read-only Core rows, for lists that
+    only render (with ``plain``, a ``lean.Page`` of tuples)."""
     query = rows.page(context, Device, _LIST_PAGE, COLUMNS, filters, limit,
                       marker, sort_key, sort_dir)
-    return rows.read(context, query)
+    return rows.read(context, query, plain=plain)
 
 
 @db_api.writer

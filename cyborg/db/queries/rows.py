@@ -138,12 +138,22 @@ def storable(value):
     return not (isinstance(value, str) and '\x00' in value)
 
 
-def read(context, query):
+def read(context, query, plain=False):
     """Every row of ``query`` as read-only Core rows, run on the session's
     connection: the ORM's result handling (identity map, entity loading)
     costs more per row than the driver does, for rows that only render.
+    With ``plain``, a ``lean.Page`` of tuples (``fields_of`` names their
+    columns).
     """
-    return lean.read(context.session.connection(), query)
+    return lean.read(context.session.connection(), query, plain=plain)
+
+
+def fields_of(page):
+    """The names of the columns of ``page``, rows of ``read`` (plain or
+    not); None when it has no row."""
+    if isinstance(page, lean.Page):
+        return page.fields
+    return page[0]._fields if page else None
 
 
 def create(context, model, values):

@@ -64,9 +64,9 @@ class ARQsController(rest.RestController):
             if unresolved:
                 raise ARQsNotResolved(instance=instance,
                                       uuids=', '.join(unresolved))
-        # Rows, not objects: the list only renders them.
+        # Plain rows, not objects: the list only renders them.
         arqs = objects.ARQ.list_rows(
-            context, filters=filters, **query.paging())
+            context, filters=filters, plain=True, **query.paging())
         return arq_views.collection(arqs, request.version, query, params,
                                     request.base_url)
 

@@ -29,12 +29,14 @@ class AttributesController(rest.RestController):
         query = attribute_schemas.list_query(params, request.max_limit)
         if microversions.supports_nested_attributes(request.version):
             trees = objects.Attribute.list_trees(
-                request.context, filters=query.filters, **query.paging())
+                request.context, filters=query.filters, plain=True,
+                **query.paging())
             return attribute_views.tree_collection(trees, query, params,
                                                    request.base_url)
-        # Rows, not objects: the list only renders them.
+        # Plain rows, not objects: the list only renders them.
         attributes = objects.Attribute.list_rows(
-            request.context, filters=query.filters, **query.paging())
+            request.context, filters=query.filters, plain=True,
+            **query.paging())
         return attribute_views.collection(attributes, query, params,
                                           request.base_url)
 

@@ -32,11 +32,11 @@ ATTRIBUTES = 'attributes'
 def list_deployables(context, query, version):
     """One page of ``query`` as ``(row, attributes_list)`` pairs (one SQL statement).
 
-    Rows, not objects: the list only renders them (see
+    Plain rows, not objects: the list only renders them (see
     ``cyborg.api.views.deployables``).
     """
     return objects.Deployable.list_rows(
-        context, filters=query.filters,
+        context, filters=query.filters, plain=True,
         attributes=query.extra.get('attribute'),
         programmed=query.extra.get('programmed'), **query.paging(),
         **deployable_views.row_options(version))

@@ -54,9 +54,10 @@ class DeviceProfilesController(rest.RestController):
         request = pecan.request
         request.context.can(device_profile_policies.LIST)
         query = device_profile_schemas.list_query(params, request.max_limit)
-        # Rows, not objects: the list only renders them.
+        # Plain rows, not objects: the list only renders them.
         device_profiles = objects.DeviceProfile.list_rows(
-            request.context, filters=query.filters, **query.paging())
+            request.context, filters=query.filters, plain=True,
+            **query.paging())
         return device_profile_views.collection(device_profiles, query, params,
                                                request.base_url)
 

@@ -30,9 +30,10 @@ class DevicesController(rest.RestController):
         request = pecan.request
         request.context.can(device_policies.LIST)
         query = device_schemas.list_query(params, request.max_limit)
-        # Rows, not objects: the list only renders them.
+        # Plain rows, not objects: the list only renders them.
         devices = objects.Device.list_rows(
-            request.context, filters=query.filters, **query.paging())
+            request.context, filters=query.filters, plain=True,
+            **query.paging())
         return device_views.collection(devices, request.version, query,
                                        params, request.base_url)
 

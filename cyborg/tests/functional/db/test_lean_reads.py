@@ -19,27 +19,31 @@ from cyborg.tests.fixtures import database
 from cyborg.tests.unit.db import records
 
 
-def _lists(context, first_uuids):
+def _lists(context, first_uuids, plain=False):
     """Name -> a call of each list page the API reads, returning the
-    page's rows."""
+    page's rows (with ``plain``, as the API reads them: a ``lean.Page``)."""
     def pairs_rows(pairs):
-        return [row for row, _ in pairs]
+        rows = [row for row, _ in pairs]
+        return lean.Page(rows, pairs.fields) if plain else rows
 
     return {
-        'devices': lambda: objects.Device.list_rows(context),
+        'devices': lambda: objects.Device.list_rows(context, plain=plain),
         'devices after a marker': lambda: objects.Device.list_rows(
-            context, marker=first_uuids['device'], limit=10),
+            context, marker=first_uuids['device'], limit=10, plain=plain),
         'devices by host': lambda: objects.Device.list_rows(
-            context, filters={'hostname': 'compute-1'}),
+            context, filters={'hostname': 'compute-1'}, plain=plain),
         'deployables': lambda: pairs_rows(
-            objects.Deployable.list_rows(context)),
+            objects.Deployable.list_rows(context, plain=plain)),
         'deployables 2.4': lambda: pairs_rows(objects.Deployable.list_rows(
-            context, tree_uuids=True, nested_attributes=True)),
-        'attributes': lambda: objects.Attribute.list_rows(context),
+            context, tree_uuids=True, nested_attributes=True, plain=plain)),
+        'attributes': lambda: objects.Attribute.list_rows(context,
+                                                          plain=plain),
         'attributes 2.4': lambda: (
-            attribute_queries.list_top_level_with_descendants(context)[0]),
-        'device profiles': lambda: objects.DeviceProfile.list_rows(context),
-        'ARQs': lambda: objects.ARQ.list_rows(context),
+            attribute_queries.list_top_level_with_descendants(
+                context, plain=plain)[0]),
+        'device profiles': lambda: objects.DeviceProfile.list_rows(
+            context, plain=plain),
+        'ARQs': lambda: objects.ARQ.list_rows(context, plain=plain),
     }
 
 
@@ -88,6 +92,38 @@ class LeanReadsTestMixin:
                 self.assertIsInstance(after, sa.engine.Row, name)
                 self.assertEqual(before._fields, after._fields, name)
 
+    def test_a_plain_page_holds_the_same_values_as_tuples(self):
+        # What the API lists read: the driver's tuples, no Row per row, the
+        # columns named once on the page.
+        execute = sa.engine.Connection.execute
+        lists = _lists(self.context, self.first_uuids)
+        for name, read in _lists(self.context, self.first_uuids,
+                                 plain=True).items():
+            rows = lists[name]()
+            first = read()
+            read()
+            with mock.patch.object(sa.engine.Connection, 'execute',
+                                   autospec=True,
+                                   side_effect=execute) as executed:
+                again = read()
+            statements = [
+                call.args[1] for call in executed.call_args_list
+                if getattr(call.args[1], 'text', None) != 'BEGIN']
+            self.assertEqual(1 if 'marker' in name else 0, len(statements),
+                             '%s: %s' % (name, statements))
+            self.assertTrue(rows, name)
+            for page in first, again:
+                self.assertIsInstance(page, lean.Page, name)
+                self.assertEqual(rows[0]._fields, page.fields, name)
+                self.assertEqual([tuple(row) for row in rows],
+                                 [tuple(row) for row in page], name)
+            self.assertEqual({tuple}, {type(row) for row in again}, name)
+            named = again.named()
+            self.assertEqual(
+                [row.uuid for row in rows], [row.uuid for row in named],
+                name)
+            self.assertEqual(rows[0]._fields, named[0]._fields, name)
+
     def test_expanding_parameters_are_left_to_sqlalchemy(self):
         # An IN list is expanded when SQLAlchemy runs the statement: never
         # on the cursor, however often it is read.
@@ -101,8 +137,11 @@ class LeanReadsTestMixin:
                                    autospec=True,
                                    side_effect=execute) as executed:
                 page = lean.read(connection, query)
-        self.assertEqual(1, executed.call_count)
+                plain = lean.read(connection, query, plain=True)
+        self.assertEqual(2, executed.call_count)
         self.assertEqual([(3,)], [tuple(row) for row in page])
+        self.assertEqual((('three',), [(3,)]),
+                         (plain.fields, [tuple(row) for row in plain]))
 
 
 class SQLiteLeanReadsTest(LeanReadsTestMixin, base.TestCase):

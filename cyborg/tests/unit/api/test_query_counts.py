@@ -124,6 +124,17 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         # One page of top-level attributes and one recursive query of
         # everything nested under them.
         self.assertLessEqual(count, 2)
+        # The page's plain rows, read by name under their nested ones.
+        _, body = self._statements_for('/v2/attributes?limit=2', '2.4')
+        trait, = [attribute for attribute in body['attributes']
+                  if attribute['key'] == 'trait1']
+        board, = trait['children']
+        self.assertEqual(
+            ('board', trait['uuid'], 'shell', board['uuid'], 'pac'),
+            (board['key'], board['parent_attribute_uuid'],
+             board['children'][0]['key'],
+             board['children'][0]['parent_attribute_uuid'],
+             board['children'][0]['value']))
 
     def _add_arqs(self, count):
         """ARQs of their own profile each, every other one Bound to an
