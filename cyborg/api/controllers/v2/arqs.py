@@ -20,6 +20,7 @@ from cyborg.api import responses
 from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.views import arqs as arq_views
+from cyborg.objects import fields
 from cyborg.policies import arq as arq_policies
 
 SERVICE_TOKEN_REQUIRED = ('This operation requires a service token. Use the '  # noqa: S105
@@ -40,6 +41,30 @@ def require_service_token(context):
         raise exception.NotAuthorized(SERVICE_TOKEN_REQUIRED)
 
 
+def unresolved_uuids(context, query, filters, page, project_id):
+    """Uuids of the ARQs of the instance ``filters`` names that are still
+    to be resolved, in creation order.
+
+    Read off ``page`` (the list's plain rows) when it holds every ARQ of
+    the instance the caller may see: filtered by the instance alone, no
+    marker, in creation order and not full (Nova's call: one statement);
+    else asked for (one more).
+    """
+    whole = (set(filters) <= {'instance_uuid', 'project_id'}
+             and query.marker is None
+             and (query.sort_key or 'id') == 'id'
+             and (query.sort_dir or 'asc') == 'asc'
+             and len(page) < query.limit)
+    if not whole:
+        return objects.ARQ.unresolved_uuids(
+            context, filters['instance_uuid'], project_id)
+    if not page:
+        return []
+    uuid_at, state_at = (page.fields.index(name) for name in ('uuid', 'state'))
+    return [row[uuid_at] for row in page
+            if row[state_at] in fields.ARQState.UNRESOLVED]
+
+
 
 class ARQsController(rest.RestController):
     """GET, POST, PATCH, DELETE /v2/accelerator_requests[/{uuid}]."""
@@ -57,16 +82,15 @@ class ARQsController(rest.RestController):
         filters = dict(query.filters)
         if project_id is not None:
             filters['project_id'] = project_id
-        if 'bind_state' in query.extra and 'instance_uuid' in filters:
-            instance = filters['instance_uuid']
-            unresolved = objects.ARQ.unresolved_uuids(context, instance,
-                                                         project_id)
-            if unresolved:
-                raise ARQsNotResolved(instance=instance,
-                                      uuids=', '.join(unresolved))
         # Plain rows, not objects: the list only renders them.
         arqs = objects.ARQ.list_rows(
             context, filters=filters, plain=True, **query.paging())
+        if 'bind_state' in query.extra and 'instance_uuid' in filters:
+            unresolved = unresolved_uuids(context, query, filters, arqs,
+                                          project_id)
+            if unresolved:
+                raise ARQsNotResolved(instance=filters['instance_uuid'],
+                                      uuids=', '.join(unresolved))
         return arq_views.collection(arqs, request.version, query, params,
                                     request.base_url)
 

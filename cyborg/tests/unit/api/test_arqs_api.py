@@ -129,7 +129,38 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
                 '&bind_state=resolved' % instance)
             self.assertEqual(['Bound'] * count, [
                 arq['state'] for arq in response.json_body['arqs']])
-        self._assert_same(counts, 2)
+        # The page holds every ARQ of the instance: their states are read
+        # off it, no second statement.
+        self._assert_same(counts, 1)
+
+    def test_resolved_page_that_is_not_the_whole_instance(self):
+        # A full page may leave out an ARQ still binding: the instance's
+        # states are then asked for (one statement more), and a later one
+        # still binding makes it 423.
+        uuids = self._create(LARGE)[1]
+        instance = uuidutils.generate_uuid()
+        self._bind(uuids, instance)
+        first, *rest = sorted(
+            objects.ARQ.list(self.context, filters={'uuid': uuids}),
+            key=lambda arq: arq.id)
+        first.state = 'Bound'
+        first.save(self.context)
+        path = ('/v2/accelerator_requests?instance=%s&bind_state=resolved'
+                '&limit=1' % instance)
+        count, response = self._request('GET', path, status=423)
+        self.assertEqual(2, count)
+        self.assertIn(', '.join(arq.uuid for arq in rest), response.text)
+        for arq in rest:
+            arq.state = 'BindFailed'
+            arq.save(self.context)
+        count, response = self._request('GET', path)
+        self.assertEqual((2, [first.uuid]), (count, [
+            arq['uuid'] for arq in response.json_body['arqs']]))
+        # Filtered by something more than the instance: asked for too.
+        count, _ = self._request(
+            'GET', '/v2/accelerator_requests?instance=%s&bind_state=resolved'
+            '&sort_key=state' % instance)
+        self.assertEqual(2, count)
 
     def test_unbind(self):
         counts = {}
