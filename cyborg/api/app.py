@@ -43,6 +43,35 @@ class UnversionedPaths:
         return self._application(environ, start_response)
 
 
+class ReleasedLocals:
+    """The request and response objects of an answer let go of once it
+    is answered.
+
+    Pecan leaves its request and response in the environ (``pecan.locals``)
+    and WebOb a request's own attributes (``webob.adhoc_attrs``: the
+    response oslo.middleware's request_id made) and its parsed query, while
+    those hold the environ: reference cycles, which kept every answer's body (a
+    megabyte for 1,000 rows) alive until the garbage collector got to them
+    (a 1,000-row list grew the process by a megabyte a request, to 330
+    MB), and made each large answer map fresh memory (a third of a
+    millisecond of page faults for 1,000 devices). The server sends what
+    the application returned; nothing reads either after that.
+    """
+
+    KEYS = ('pecan.locals', 'webob.adhoc_attrs', 'webob._parsed_query_vars',
+            'webob._parsed_post_vars')
+
+    def __init__(self, application):
+        self._application = application
+
+    def __call__(self, environ, start_response):
+        try:
+            return self._application(environ, start_response)
+        finally:
+            for key in self.KEYS:
+                environ.pop(key, None)
+
+
 class Healthcheck:
     """Answers /healthcheck with oslo.middleware's healthcheck app."""
 
@@ -173,6 +202,8 @@ def setup_app(conf=None):
     # 8. RequestBody: a JSON body that cannot be read is refused (4xx).
     # 9. unversioned paths are rewritten to /v2 paths, then Pecan and its
     #    hooks (context, microversion, conductor, errors) serve the request.
+    # Around them all, ReleasedLocals lets go of the request and response
+    # objects once the answer is returned.
     if conf.auth_strategy == 'noauth':
         LOG.warning('auth_strategy is noauth: every request acts as an '
                     'administrator with a service token')
@@ -187,7 +218,7 @@ def setup_app(conf=None):
     if conf.metrics.enabled:
         application = api_metrics.Metrics(application)
     application = request_id.RequestId(application)
-    return application
+    return ReleasedLocals(application)
 
 
 def api_server(conf, app=None):
