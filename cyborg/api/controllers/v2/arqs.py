@@ -58,8 +58,6 @@ def unresolved_uuids(context, query, filters, page, project_id):
     if not whole:
         return objects.ARQ.unresolved_uuids(
             context, filters['instance_uuid'], project_id)
-    if not page:
-        return []
     uuid_at, state_at = (page.fields.index(name) for name in ('uuid', 'state'))
     return [row[uuid_at] for row in page
             if row[state_at] in fields.ARQState.UNRESOLVED]

@@ -68,24 +68,30 @@ class LeanReadsTestMixin:
         self.first_uuids = {
             'device': objects.Device.list(self.context, limit=1)[0].uuid}
 
-    def test_a_page_read_again_runs_on_the_cursor_with_the_same_rows(self):
+    def _read_three_times(self, name, read):
+        """(first page, third page) of ``read``, asserting that the third
+        read ran its page on the cursor, not through SQLAlchemy."""
         execute = sa.engine.Connection.execute
+        # SQLAlchemy may compile a statement built once at each of its
+        # first two reads (test_list_statement_counts).
+        first = read()
+        read()
+        with mock.patch.object(sa.engine.Connection, 'execute',
+                               autospec=True,
+                               side_effect=execute) as executed:
+            again = read()
+        # Only the marker's own lookup (rows._after_marker) is not a
+        # page: SQLAlchemy runs it (and oslo.db's BEGIN on SQLite).
+        statements = [
+            call.args[1] for call in executed.call_args_list
+            if getattr(call.args[1], 'text', None) != 'BEGIN']
+        self.assertEqual(1 if 'marker' in name else 0, len(statements),
+                         '%s: %s' % (name, statements))
+        return first, again
+
+    def test_a_page_read_again_runs_on_the_cursor_with_the_same_rows(self):
         for name, read in _lists(self.context, self.first_uuids).items():
-            # SQLAlchemy may compile a statement built once at each of its
-            # first two reads (test_list_statement_counts).
-            first = read()
-            read()
-            with mock.patch.object(sa.engine.Connection, 'execute',
-                                   autospec=True,
-                                   side_effect=execute) as executed:
-                again = read()
-            # Only the marker's own lookup (rows._after_marker) is not a
-            # page: SQLAlchemy runs it (and oslo.db's BEGIN on SQLite).
-            statements = [
-                call.args[1] for call in executed.call_args_list
-                if getattr(call.args[1], 'text', None) != 'BEGIN']
-            self.assertEqual(1 if 'marker' in name else 0, len(statements),
-                             '%s: %s' % (name, statements))
+            first, again = self._read_three_times(name, read)
             self.assertTrue(again, name)
             self.assertEqual(first, again, name)
             for before, after in zip(first, again, strict=True):
@@ -95,22 +101,11 @@ class LeanReadsTestMixin:
     def test_a_plain_page_holds_the_same_values_as_tuples(self):
         # What the API lists read: the driver's tuples, no Row per row, the
         # columns named once on the page.
-        execute = sa.engine.Connection.execute
         lists = _lists(self.context, self.first_uuids)
         for name, read in _lists(self.context, self.first_uuids,
                                  plain=True).items():
             rows = lists[name]()
-            first = read()
-            read()
-            with mock.patch.object(sa.engine.Connection, 'execute',
-                                   autospec=True,
-                                   side_effect=execute) as executed:
-                again = read()
-            statements = [
-                call.args[1] for call in executed.call_args_list
-                if getattr(call.args[1], 'text', None) != 'BEGIN']
-            self.assertEqual(1 if 'marker' in name else 0, len(statements),
-                             '%s: %s' % (name, statements))
+            first, again = self._read_three_times(name, read)
             self.assertTrue(rows, name)
             for page in first, again:
                 self.assertIsInstance(page, lean.Page, name)
