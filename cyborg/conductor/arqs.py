@@ -6,9 +6,11 @@ changes are compare-and-set: an UPDATE guarded by the states the change is
 allowed from (api-contract.md §4), whose row count is checked, so that a
 bind, an unbind or the binder finishing concurrently cannot both win.
 
-A bind is only recorded here (BindStarted with host, provider and
-instance); ``cyborg.conductor.binder.Binder`` finishes it after the
-commit. An unbind or a delete frees the attach handles in its transaction
+A bind is recorded here (BindStarted with host, provider and instance)
+and, in the same transaction, claimed by the conductor's binder (leased
+to it, each ARQ given a free attach handle: ``Binder.claim_recorded``);
+``cyborg.conductor.binder.Binder`` finishes it after the commit, starting
+with the agent call. An unbind or a delete frees the attach handles in its transaction
 and, after the commit, has the agents give back what they prepared for
 them (``cyborg.conductor.releasing``).
 
@@ -26,6 +28,7 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg import objects
+from cyborg.conductor import bind_transactions
 from cyborg.conductor import quota
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as binding_queries
@@ -165,11 +168,15 @@ def _check_uuids(arq_uuids):
 
 
 def bind(context, binder, bindings):
-    """Record ``bindings`` as BindStarted in one transaction, then submit them.
+    """Record ``bindings`` as BindStarted and claim them in one transaction,
+    then hand them to ``binder``.
 
     ``bindings`` maps each ARQ uuid to a dict of ``hostname``,
     ``device_rp_uuid``, ``instance_uuid`` and optionally ``project_id``
-    (admins only). The binder takes the ARQs once they are committed.
+    (admins only). The transaction that records the bind also claims it
+    for ``binder`` (``Binder.claim_recorded``), so that the binder's first
+    step after the commit is the agent call: one transaction fewer between
+    the PATCH and Bound.
 
     :raises: Invalid (400) for a malformed binding or an instance that has
         other ARQs bound already; PolicyNotAuthorized (403) for a project_id
@@ -178,12 +185,20 @@ def bind(context, binder, bindings):
         Nothing changes then.
     """
     bindings = _check_bindings(context, bindings)
-    _record_binds(context, bindings)
+    try:
+        claimed = _record_binds(context, bindings, binder)
+    except bind_transactions.AttachHandleRace:
+        # Another binder took a handle between the claim's locking read and
+        # its compare-and-set, and the whole transaction was rolled back:
+        # record the bind alone; the binder claims it again.
+        LOG.debug('Attach handles of ARQs %s were taken meanwhile; the '
+                  'bind is recorded without its claim', sorted(bindings))
+        claimed = _record_binds(context, bindings, None)
     LOG.info('Binds recorded: %s', ', '.join(
         '%s to instance %s on %s' % (uuid, binding['instance_uuid'],
                                      binding['hostname'])
         for uuid, binding in sorted(bindings.items())))
-    binder.submit(sorted(bindings))
+    binder.submit(sorted(bindings), claimed)
 
 
 def _check_bindings(context, bindings):
@@ -199,7 +214,9 @@ def _check_bindings(context, bindings):
 
 
 @db_api.writer
-def _record_binds(context, bindings):
+def _record_binds(context, bindings, binder):
+    """Record the bind; with ``binder``, claim it for that binder in the
+    same transaction and return the claim (a ``Claimed``), else None."""
     found = _locked(context, list(bindings))
     _check_states(found, STATES.BIND_FROM, 'bind')
     instances = {binding['instance_uuid'] for binding in bindings.values()}
@@ -212,12 +229,16 @@ def _record_binds(context, bindings):
                    % (others[0]['instance_uuid'],
                       ', '.join(row['uuid'] for row in others)))
     by_id = {found[uuid]['id']: binding for uuid, binding in bindings.items()}
-    changed = arq_queries.start_binds(context, by_id, STATES.BIND_FROM, timeutils.utcnow())
+    now = timeutils.utcnow()
+    changed = arq_queries.start_binds(context, by_id, STATES.BIND_FROM, now)
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(
             'ARQs %s changed state during the bind; nothing was bound.'
             % ', '.join(sorted(bindings)))
+    if binder is None:
+        return None
+    return binder.claim_recorded(context, sorted(bindings), now)
 
 
 def unbind(context, arq_uuids, releaser=None):

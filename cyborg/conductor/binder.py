@@ -5,8 +5,9 @@ resource provider and instance) and hands their uuids to ``Binder.submit``;
 an ARQ in BindStarted is the durable record of bind work, and the binder
 finishes every such ARQ, including those of a conductor that died.
 
-One bind request (a batch) costs two transactions and one agent call per
-host, whatever the number of ARQs (a batch whose profile groups ask for
+One bind request (a batch) costs two transactions (the one that records
+and claims it, then ``finish``) and one agent call per host, whatever the
+number of ARQs (a batch whose profile groups ask for
 FPGA programming costs one more transaction, a second ``claim`` after
 Glance has been asked which bitstreams it needs:
 ``cyborg.conductor.bind_programming``):
@@ -17,7 +18,10 @@ Glance has been asked which bitstreams it needs:
    device, and take a free attach handle of each deployable (a locking
    read, then a compare-and-set on ``in_use``, so that two binders never
    take one handle; the unique ``attach_handle_id`` of ARQs is the
-   backstop);
+   backstop). A bind request runs it in the transaction that records the
+   bind (``claim_recorded``, from ``arqs.bind``), which hands the claim
+   to ``submit``: the worker then starts with step 2; binds taken over
+   from a binder that died are claimed here by the worker;
 2. ``AgentAPI.prepare_arqs`` on each host (``Binder._prepare_hosts``), the
    hosts at the same time, each within what is left of ``[conductor]
    bind_timeout``. A call is bounded by ``prepare_call_timeout`` (one that
@@ -198,13 +202,16 @@ class Binder:
         if not self._workers:
             return
         self._stop.set()
+        # Batches still queued stay active until the leases are given back
+        # below: those claimed as they were recorded are leased here.
+        drained = []
         while True:
             try:
-                batch = self._queue.get_nowait()
+                queued = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if batch is not None:
-                self._forget(batch)
+            if queued is not None:
+                drained.append(queued[0])
         for _ in self._workers:
             self._queue.put(None)
         deadline = time.monotonic() + STOP_TIMEOUT
@@ -217,6 +224,8 @@ class Binder:
         self._sweeper = None
         self._renewer = None
         self._release_leases()
+        for batch in drained:
+            self._forget(batch)
 
     def _release_leases(self):
         """Give up the leases of the work left, at stop: another binder (or
@@ -229,14 +238,29 @@ class Binder:
             LOG.exception('Could not release the leases of ARQs %s; they '
                           'are taken over when the leases run out', left)
 
-    def submit(self, arq_uuids):
-        """Queue ARQs already recorded as BindStarted."""
+    def claim_recorded(self, context, arq_uuids, now):
+        """``bind_transactions.claim`` of ARQs the caller's transaction has
+        just recorded as BindStarted at ``now`` (``arqs.bind``), in that
+        transaction; the Claimed to hand to ``submit`` once it commits.
+
+        :raises: AttachHandleRace as ``claim`` does (the caller's whole
+            transaction is then rolled back).
+        """
+        return transactions.claim(
+            context, arq_uuids, self.owner, now,
+            self.settings.bind_time_limit, self.settings.lease)
+
+    def submit(self, arq_uuids, claimed=None):
+        """Queue ARQs already recorded as BindStarted; ``claimed``, the
+        committed ``claim_recorded`` of exactly these ARQs, if they were
+        claimed as they were recorded (their binding then starts with the
+        agent call)."""
         batch = sorted(set(arq_uuids))
         if not batch:
             return
         with self._active_lock:
             self._active.update(batch)
-        self._queue.put(batch)
+        self._queue.put((batch, claimed))
 
     def _forget(self, batch):
         with self._active_lock:
@@ -247,12 +271,13 @@ class Binder:
 
     def _work(self, stop):
         while True:
-            batch = self._queue.get()
-            if batch is None:
+            queued = self._queue.get()
+            if queued is None:
                 return
+            batch, claimed = queued
             try:
                 if not stop.is_set():
-                    self.bind(batch)
+                    self.bind(batch, claimed)
             except Exception:
                 # The ARQs stay in BindStarted: a sweep takes them over.
                 LOG.exception('Binding ARQs %s failed', ', '.join(batch))
@@ -261,14 +286,16 @@ class Binder:
 
     # -- One batch --------------------------------------------------------
 
-    def bind(self, arq_uuids):
-        """Bind the ARQs of ``arq_uuids`` now, in this thread.
+    def bind(self, arq_uuids, claimed=None):
+        """Bind the ARQs of ``arq_uuids`` now, in this thread; ``claimed``
+        when they were claimed already (``claim_recorded``).
 
         Returns ``{arq_uuid: state}`` of the ARQs this call moved out of
         BindStarted.
         """
         started = time.monotonic()
-        claimed = self._claim(arq_uuids)
+        if claimed is None:
+            claimed = self._claim(arq_uuids)
         claimed_at = time.monotonic()
         work, decisions = claimed.work, claimed.decisions
         locked = {}

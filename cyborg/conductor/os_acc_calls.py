@@ -142,13 +142,17 @@ class _Start:
 
 
 class _Recorder:
-    """Stands in for the binder in ``arqs.bind``: keeps the uuids it submits,
-    which this plug binds itself after the commit."""
+    """Stands in for the binder in ``arqs.bind``: claims nothing (the plug
+    leases the ARQs in its own transaction) and keeps the uuids it
+    submits, which this plug binds itself after the commit."""
 
     def __init__(self):
         self.uuids = []
 
-    def submit(self, arq_uuids):
+    def claim_recorded(self, context, arq_uuids, now):
+        return None
+
+    def submit(self, arq_uuids, claimed=None):
         self.uuids = sorted(set(arq_uuids))
 
 

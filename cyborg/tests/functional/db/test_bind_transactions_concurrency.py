@@ -16,10 +16,12 @@ import threading
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
+from cyborg.conductor import arqs as conductor_arqs
 from cyborg.tests import base
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.conductor import test_bind_writes as writes_cases
 from cyborg.tests.unit.conductor import test_binder as binder_cases
+from cyborg.tests.unit.db import records
 
 ARQ = cases.ARQ
 AttachHandle = cases.AttachHandle
@@ -53,6 +55,41 @@ class RaceTests(cases.BindingTestsBase):
         for thread in threads:
             thread.join()
 
+        self.assert_each_handle_given_once(arq_uuids)
+
+    def test_more_binds_recorded_than_handles_from_two_conductors(self):
+        # As two conductors' bind_arqs do: each records and claims its
+        # binds in one transaction, six threads at once.
+        arq_uuids = [records.make_arq(self.context, self.profile,
+                                      project_id='project-1').uuid
+                     for _ in range(36)]
+        binders = [self.make_binder('conductor-1b', sweep_interval=5),
+                   self.make_binder('conductor-2', sweep_interval=5)]
+        for binder in binders:
+            binder.start()
+        start = threading.Barrier(6)
+
+        def bind(part):
+            start.wait()
+            for index in range(part, len(arq_uuids), 6):
+                conductor_arqs.bind(self.context, binders[index % 2], {
+                    arq_uuids[index]: {
+                        'hostname': cases.HOST,
+                        'device_rp_uuid': self.providers[(0, 3)[index % 2]],
+                        'instance_uuid': uuidutils.generate_uuid()}})
+
+        threads = [threading.Thread(target=bind, args=(part,))
+                   for part in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        self.assert_each_handle_given_once(arq_uuids)
+
+    def assert_each_handle_given_once(self, arq_uuids):
+        """Card 0's four handles and card 3's eight each bound once, the
+        other ARQs failed holding none, Nova told of each ARQ."""
         self.assertTrue(cases.wait_for(
             lambda: 'BindStarted' not in self.states(arq_uuids), 60))
         arqs = [self.arq(arq_uuid) for arq_uuid in arq_uuids]
@@ -167,4 +204,14 @@ class MariaDBBindWritesTests(writes_cases.BindWritesTests, base.TestCase):
 
 
 class PostgreSQLBindWritesTests(writes_cases.BindWritesTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBRecordedClaimTests(binder_cases.RecordedClaimTests,
+                                base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLRecordedClaimTests(binder_cases.RecordedClaimTests,
+                                   base.TestCase):
     backend = 'postgresql'

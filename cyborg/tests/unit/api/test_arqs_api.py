@@ -13,20 +13,11 @@ from oslo_utils import uuidutils
 from cyborg import context as cyborg_context
 from cyborg import objects
 from cyborg.tests.unit.api import real_app
+from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.db import records
 
 SMALL = 1
 LARGE = 50
-
-
-class RecordingBinder:
-    """Stands for the conductor's Binder: records what is submitted."""
-
-    def __init__(self):
-        self.submitted = []
-
-    def submit(self, arq_uuids):
-        self.submitted.append(sorted(arq_uuids))
 
 
 class TestARQAPIStatementCounts(real_app.RealAppTestCase):
@@ -36,7 +27,7 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
     def setUp(self):
         super().setUp()
         self.context = cyborg_context.get_admin_context()
-        self.binder = self.conductor.binder = RecordingBinder()
+        self.binder = self.conductor.binder = recording_binder.RecordingBinder()
         for count in (SMALL, LARGE):
             records.make_device_profile(
                 self.context, name='dp-%d' % count,

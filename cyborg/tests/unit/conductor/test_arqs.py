@@ -18,20 +18,11 @@ from cyborg.conductor import arqs
 from cyborg.db.queries import arqs as arq_queries
 from cyborg.tests.unit.api.real_app import TRANSACTION_CONTROL
 from cyborg.tests.unit.conductor import projects
+from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.db import records
 
 PROJECT = projects.PROJECT
 OTHER_PROJECT = projects.OTHER_PROJECT
-
-
-class RecordingBinder:
-    """Stands for the conductor's Binder: records what is submitted."""
-
-    def __init__(self):
-        self.submitted = []
-
-    def submit(self, arq_uuids):
-        self.submitted.append(list(arq_uuids))
 
 
 def _binding(instance_uuid, rp_uuid=None, hostname='compute-1'):
@@ -51,7 +42,7 @@ class TestARQs(projects.ProjectsTestCase):
             groups=[{'resources:FPGA': '2', 'resources:CUSTOM_QAT': '1',
                      'trait:CUSTOM_FPGA_XILINX': 'required'},
                     {'resources:PGPU': '1', 'accel:function_id': 'x'}])
-        self.binder = RecordingBinder()
+        self.binder = recording_binder.RecordingBinder()
         self.statements = []
 
     def _count(self, connection, cursor, statement, parameters, context,

@@ -27,6 +27,7 @@ from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import programming
 from cyborg.tests import base
 from cyborg.tests.fixtures import glance as glance_fixture
+from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.db import records
 from cyborg.tests.unit.objects import test_list_statement_counts
@@ -281,13 +282,6 @@ class FunctionIdTests(ProgrammingBindTestsBase):
         self.assertEqual({arq_uuid: 'failed'}, self.statuses())
 
 
-class Submitted(list):
-    """Stands for the Binder arqs.bind submits to."""
-
-    def submit(self, arq_uuids):
-        self.append(list(arq_uuids))
-
-
 class ProgramRequestRaceTests(ProgrammingBindTestsBase):
     """A program request and a bind that programs, on card 3's region
     (programming it takes a second): exactly one of them wins."""
@@ -312,9 +306,10 @@ class ProgramRequestRaceTests(ProgrammingBindTestsBase):
             start.wait()
         # As the conductor's bind_arqs records it; this thread then
         # finishes it rather than a worker.
-        arqs.bind(self.context, Submitted(), {self.arq_uuid: {
-            'hostname': cases.HOST, 'device_rp_uuid': self.target.rp_uuid,
-            'instance_uuid': uuidutils.generate_uuid()}})
+        arqs.bind(self.context, recording_binder.RecordingBinder(), {
+            self.arq_uuid: {'hostname': cases.HOST,
+                            'device_rp_uuid': self.target.rp_uuid,
+                            'instance_uuid': uuidutils.generate_uuid()}})
         self.outcome['bind'] = self.binder.bind(
             [self.arq_uuid])[self.arq_uuid]
 
@@ -354,9 +349,10 @@ class ProgramRequestRaceTests(ProgrammingBindTestsBase):
         self.assert_one_winner()
 
     def test_a_bind_recorded_first_wins(self):
-        arqs.bind(self.context, Submitted(), {self.arq_uuid: {
-            'hostname': cases.HOST, 'device_rp_uuid': self.target.rp_uuid,
-            'instance_uuid': uuidutils.generate_uuid()}})
+        arqs.bind(self.context, recording_binder.RecordingBinder(), {
+            self.arq_uuid: {'hostname': cases.HOST,
+                            'device_rp_uuid': self.target.rp_uuid,
+                            'instance_uuid': uuidutils.generate_uuid()}})
         self.program()
         self.outcome['bind'] = self.binder.bind(
             [self.arq_uuid])[self.arq_uuid]

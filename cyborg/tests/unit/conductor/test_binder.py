@@ -10,6 +10,7 @@ import datetime
 import threading
 import time
 
+import fixtures
 import sqlalchemy as sa
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -18,12 +19,14 @@ from cyborg import rpc
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.agent.drivers import fake
+from cyborg.conductor import arqs
 from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import bind_transactions
 from cyborg.conductor import inventory_report
 from cyborg.tests import base
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.db import records
+from cyborg.tests.unit.objects import test_list_statement_counts
 
 HOST = cases.HOST
 ARQ = cases.ARQ
@@ -464,6 +467,111 @@ class RecoveryTests(cases.BindingTestsBase):
                 ARQ.c.uuid == arq_uuid)).scalar()
 
 
+class RecordedClaimTests(cases.BindingTestsBase):
+    """The transaction that records a bind (``arqs.bind``) claims it for
+    the binder: after its commit the binder's work starts with the agent
+    call."""
+
+    def record(self, binder, rp_uuid):
+        """An Initial ARQ bound to ``rp_uuid`` through ``arqs.bind``; its
+        uuid and the commits the bind made."""
+        arq_uuid = records.make_arq(self.context, self.profile,
+                                    project_id='project-1').uuid
+        commits = []
+
+        def committed(connection):
+            commits.append(connection)
+
+        sa.event.listen(self.database.engine, 'commit', committed)
+        try:
+            arqs.bind(self.context, binder, {arq_uuid: {
+                'hostname': HOST, 'device_rp_uuid': rp_uuid,
+                'instance_uuid': uuidutils.generate_uuid()}})
+        finally:
+            sa.event.remove(self.database.engine, 'commit', committed)
+        return arq_uuid, len(commits)
+
+    def test_one_commit_records_leases_and_takes_a_handle(self):
+        arq_uuid, commits = self.record(self.binder, self.providers[0])
+
+        self.assertEqual(1, commits)
+        row = self.arq_row(arq_uuid)
+        self.assertEqual(('BindStarted', self.binder.owner),
+                         (row.state, row.bind_owner))
+        self.assertIsNotNone(row.attach_handle_id)
+        self.assertEqual(1, self.handles_in_use())
+        # Queued with its claim: binding it costs the finishing
+        # transaction and the event sent, no claim.
+        batch, claimed = self.binder._queue.get_nowait()
+        self.assertEqual([arq_uuid], batch)
+        with test_list_statement_counts.counting_statements(
+                self.database.engine) as statements:
+            ended = self.binder.bind(batch, claimed)
+        self.assertEqual({arq_uuid: 'Bound'}, ended)
+        self.assertEqual(cases.StatementCountTests.FINISH + 1,
+                         len(statements))
+        self.assertEqual(row.attach_handle_id,
+                         self.arq_row(arq_uuid).attach_handle_id)
+        self.assertEqual(1, self.handles_in_use())
+
+    def test_a_claim_that_loses_a_handle_records_the_bind_alone(self):
+        real_take = bind_transactions.attach_handles.take
+        races = []
+
+        def take_lost(context, attach_handle_ids, now):
+            # Another binder took the handle after the locking read.
+            if not races:
+                races.append(attach_handle_ids)
+                return 0
+            return real_take(context, attach_handle_ids, now)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.conductor.bind_transactions.attach_handles.take',
+            take_lost))
+
+        arq_uuid, commits = self.record(self.binder, self.providers[0])
+
+        self.assertEqual(1, len(races))
+        # The claim's transaction was rolled back; the bind was recorded
+        # alone, in a transaction of its own.
+        self.assertEqual(1, commits)
+        row = self.arq_row(arq_uuid)
+        self.assertEqual(('BindStarted', None, None),
+                         (row.state, row.bind_owner, row.attach_handle_id))
+        self.assertEqual(0, self.handles_in_use())
+        batch, claimed = self.binder._queue.get_nowait()
+        self.assertEqual(([arq_uuid], None), (batch, claimed))
+        self.assertEqual({arq_uuid: 'Bound'}, self.binder.bind(batch))
+
+    def test_stop_gives_back_the_leases_of_claimed_binds_still_queued(self):
+        # One worker, busy with a bind whose agent calls the bus refuses.
+        bus = RefusingBus()
+        binder = conductor_binder.Binder(
+            'conductor-2', dataclasses.replace(cases.SETTINGS, workers=1,
+                                               bind_timeout=60),
+            nova=lambda: self.nova, agents=bus)
+        self.addCleanup(binder.stop)
+        binder.start()
+        self.record(binder, self.providers[0])
+        self.assertTrue(wait_for(lambda: bus.calls))
+        queued, _ = self.record(binder, self.providers[3])
+        self.assertEqual(binder.owner, self.arq_row(queued).bind_owner)
+
+        binder.stop()
+
+        row = self.arq_row(queued)
+        self.assertEqual(('BindStarted', None),
+                         (row.state, row.bind_owner))
+        self.assertEqual({}, dict(binder._active))
+        # The next binder takes it over at once, with the handle chosen.
+        successor = self.make_binder('conductor-3')
+        successor.start()
+        self.assertTrue(wait_for(lambda: self.states([queued])
+                                 == ['Bound']))
+        self.assertEqual(row.attach_handle_id,
+                         self.arq_row(queued).attach_handle_id)
+
+
 class SQLitePrepareOutcomeTests(PrepareOutcomeTests, base.TestCase):
     pass
 
@@ -473,4 +581,8 @@ class SQLiteRetryTests(RetryTests, base.TestCase):
 
 
 class SQLiteRecoveryTests(RecoveryTests, base.TestCase):
+    pass
+
+
+class SQLiteRecordedClaimTests(RecordedClaimTests, base.TestCase):
     pass
