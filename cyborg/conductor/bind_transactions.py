@@ -84,6 +84,21 @@ class Work:
                                        self.attach_handle_taken_at),
                 'bitstream_id': self.bitstream_id}
 
+    def decided(self, outcome, reason=None):
+        """This ARQ's Decision of ``outcome``, for its attach handle."""
+        return Decision(self.arq_id, self.uuid, self.instance_uuid, outcome,
+                        self.attach_handle_id, reason, self.started_at)
+
+    def answered(self, host, answers):
+        """Its Decision from the answers (by uuid) of the agent of ``host``."""
+        answer = (answers or {}).get(self.uuid)
+        if answer is None:
+            return self.decided(FAILED, 'the agent of %s did not answer for '
+                                'this ARQ' % host)
+        if answer.get('prepared'):
+            return self.decided(PREPARED)
+        return self.decided(FAILED, answer.get('reason'))
+
 
 class AttachHandleRace(Exception):
     """Another writer took attach handles this claim had locked as free."""

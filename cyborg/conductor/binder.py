@@ -1,8 +1,8 @@
 """The conductor's binder: finishes recorded binds asynchronously.
 
 ``arqs.bind`` records the ARQs of a bind request as BindStarted (with host,
-resource provider and instance) and hands their uuids to ``Binder.submit``;
-an ARQ in BindStarted is the durable record of bind work, and the binder
+resource provider and instance), claims them (below) and hands them to
+``Binder.submit``; an ARQ in BindStarted is the durable record of bind work, and the binder
 finishes every such ARQ, including those of a conductor that died.
 
 One bind request (a batch) costs two transactions (the one that records
@@ -18,10 +18,8 @@ Glance has been asked which bitstreams it needs:
    device, and take a free attach handle of each deployable (a locking
    read, then a compare-and-set on ``in_use``, so that two binders never
    take one handle; the unique ``attach_handle_id`` of ARQs is the
-   backstop). A bind request runs it in the transaction that records the
-   bind (``claim_recorded``, from ``arqs.bind``), which hands the claim
-   to ``submit``: the worker then starts with step 2; binds taken over
-   from a binder that died are claimed here by the worker;
+   backstop). ``arqs.bind`` runs it in the transaction that records the
+   bind (``claim_recorded``); binds taken over are claimed by the worker;
 2. ``AgentAPI.prepare_arqs`` on each host (``Binder._prepare_hosts``), the
    hosts at the same time, each within what is left of ``[conductor]
    bind_timeout``. A call is bounded by ``prepare_call_timeout`` (one that
@@ -42,9 +40,8 @@ under way every ``bind_sweep_interval``; a sweep at start and as often
 fails binds older than ``bind_timeout``, takes over binds whose lease ran
 out (their conductor died) and sends events still owed.
 
-The binder reads no configuration: the conductor's manager builds its
-``BindSettings`` once and hands them in, and the Nova and Glance clients'
-factories.
+The binder reads no configuration: the conductor's manager hands in its
+``BindSettings`` and the Nova and Glance clients' factories.
 """
 
 import collections
@@ -204,14 +201,11 @@ class Binder:
         self._stop.set()
         # Batches still queued stay active until the leases are given back
         # below: those claimed as they were recorded are leased here.
-        drained = []
         while True:
             try:
-                queued = self._queue.get_nowait()
+                self._queue.get_nowait()
             except queue.Empty:
                 break
-            if queued is not None:
-                drained.append(queued[0])
         for _ in self._workers:
             self._queue.put(None)
         deadline = time.monotonic() + STOP_TIMEOUT
@@ -224,8 +218,8 @@ class Binder:
         self._sweeper = None
         self._renewer = None
         self._release_leases()
-        for batch in drained:
-            self._forget(batch)
+        with self._active_lock:
+            self._active.clear()
 
     def _release_leases(self):
         """Give up the leases of the work left, at stop: another binder (or
@@ -239,22 +233,17 @@ class Binder:
                           'are taken over when the leases run out', left)
 
     def claim_recorded(self, context, arq_uuids, now):
-        """``bind_transactions.claim`` of ARQs the caller's transaction has
-        just recorded as BindStarted at ``now`` (``arqs.bind``), in that
-        transaction; the Claimed to hand to ``submit`` once it commits.
-
-        :raises: AttachHandleRace as ``claim`` does (the caller's whole
-            transaction is then rolled back).
-        """
+        """``claim`` ARQs the caller's transaction has just recorded as
+        BindStarted at ``now`` (``arqs.bind``), in that transaction; the
+        Claimed is for ``submit``, after the commit. AttachHandleRace
+        rolls the caller's transaction back."""
         return transactions.claim(
             context, arq_uuids, self.owner, now,
             self.settings.bind_time_limit, self.settings.lease)
 
     def submit(self, arq_uuids, claimed=None):
-        """Queue ARQs already recorded as BindStarted; ``claimed``, the
-        committed ``claim_recorded`` of exactly these ARQs, if they were
-        claimed as they were recorded (their binding then starts with the
-        agent call)."""
+        """Queue ARQs already recorded as BindStarted, with their committed
+        ``claim_recorded`` if they were claimed so."""
         batch = sorted(set(arq_uuids))
         if not batch:
             return
@@ -287,8 +276,7 @@ class Binder:
     # -- One batch --------------------------------------------------------
 
     def bind(self, arq_uuids, claimed=None):
-        """Bind the ARQs of ``arq_uuids`` now, in this thread; ``claimed``
-        when they were claimed already (``claim_recorded``).
+        """Bind the ARQs of ``arq_uuids`` (``claimed`` already) now, here.
 
         Returns ``{arq_uuid: state}`` of the ARQs this call moved out of
         BindStarted.
@@ -457,8 +445,8 @@ class Binder:
         pending = {item.uuid for item in items
                    if (answers.get(item.uuid) or {}).get('pending')}
         return _Attempt(
-            [decision for item in items if item.uuid not in pending
-             for decision in _decide_answered(host, item, answers)],
+            [item.answered(host, answers) for item in items
+             if item.uuid not in pending],
             [item for item in items if item.uuid in pending], False,
             'still being prepared', 'the agent of %s was still preparing '
             'it when bind_timeout passed' % host)
@@ -583,10 +571,9 @@ class Binder:
 
 @dataclasses.dataclass
 class _Attempt:
-    """What one prepare call ended in: the ``decisions`` it made, the
-    items to ask ``again`` about (after a backoff if ``back_off``), why
-    (``why``), and the reason they fail for once the bind time is up
-    (``too_late``)."""
+    """What one prepare call ended in: its ``decisions``, the items to ask
+    ``again`` about (after a backoff if ``back_off``), ``why``, and why
+    they fail once the bind time is up (``too_late``)."""
 
     decisions: list
     again: list = dataclasses.field(default_factory=list)
@@ -610,18 +597,4 @@ def _retry_delays():
 
 def _decide(items, outcome, reason=None):
     """The Decisions of ``outcome`` for the Work ``items``."""
-    return [transactions.Decision(item.arq_id, item.uuid, item.instance_uuid,
-                                  outcome, item.attach_handle_id, reason,
-                                  item.started_at)
-            for item in items]
-
-
-def _decide_answered(host, item, answers):
-    """The Decision of ``item`` from the agent's ``answers`` (by uuid)."""
-    answer = (answers or {}).get(item.uuid)
-    if answer is None:
-        return _decide([item], FAILED, 'the agent of %s did not answer for '
-                       'this ARQ' % host)
-    if answer.get('prepared'):
-        return _decide([item], PREPARED)
-    return _decide([item], FAILED, answer.get('reason'))
+    return [item.decided(outcome, reason) for item in items]
