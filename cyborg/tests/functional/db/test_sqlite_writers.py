@@ -43,6 +43,35 @@ class TestSQLiteWriters(base.TestCase):
             self.assertEqual(db_api.SQLITE_BUSY_TIMEOUT_MS, connection.execute(
                 sa.text('PRAGMA busy_timeout')).scalar())
 
+    def test_file_database_connections_are_kept_in_a_pool(self):
+        engine = engines.create_engine(
+            'sqlite:///%s' % os.path.join(
+                self.useFixture(fixtures.TempDir()).path, 'pooled'),
+            sqlite_fk=True, max_retries=0)
+        self.addCleanup(engine.dispose)
+        db_api._tune_sqlite(engine)
+
+        self.assertIsInstance(engine.pool, sa.pool.QueuePool)
+        with engine.connect() as connection:
+            first = connection.connection.dbapi_connection
+        used = []
+
+        def read():
+            # Another thread gets the same connection, which still runs
+            # oslo.db's listeners (foreign keys) and this module's.
+            with engine.connect() as connection:
+                used.append((
+                    connection.connection.dbapi_connection,
+                    connection.execute(
+                        sa.text('PRAGMA foreign_keys')).scalar(),
+                    connection.execute(
+                        sa.text('PRAGMA busy_timeout')).scalar()))
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+        self.assertEqual([(first, 1, db_api.SQLITE_BUSY_TIMEOUT_MS)], used)
+
     def _other_can_write(self):
         # Another connection that gives up on a held lock at once.
         other = sqlite3.connect(self.engine.url.database, timeout=0)
