@@ -10,9 +10,9 @@ A bind is recorded here (BindStarted with host, provider and instance)
 and, in the same transaction, claimed by the conductor's binder (leased
 to it, each ARQ given a free attach handle: ``Binder.claim_recorded``);
 ``cyborg.conductor.binder.Binder`` finishes it after the commit, starting
-with the agent call. An unbind or a delete frees the attach handles in its transaction
-and, after the commit, has the agents give back what they prepared for
-them (``cyborg.conductor.releasing``).
+with the agent call. An unbind or a delete frees the attach handles in
+its transaction and, after the commit, has the agents give back what they
+prepared for them (``cyborg.conductor.releasing``).
 
 Callers other than admins and the service role see and change only their
 own project's ARQs; the others look missing (404). Those ownership

@@ -2,15 +2,15 @@
 
 ``arqs.bind`` records the ARQs of a bind request as BindStarted (with host,
 resource provider and instance), claims them (below) and hands them to
-``Binder.submit``; an ARQ in BindStarted is the durable record of bind work, and the binder
-finishes every such ARQ, including those of a conductor that died.
+``Binder.submit``; an ARQ in BindStarted is the durable record of bind
+work, and the binder finishes every such ARQ, including those of a
+conductor that died.
 
 One bind request (a batch) costs two transactions (the one that records
 and claims it, then ``finish``) and one agent call per host, whatever the
-number of ARQs (a batch whose profile groups ask for
-FPGA programming costs one more transaction, a second ``claim`` after
-Glance has been asked which bitstreams it needs:
-``cyborg.conductor.bind_programming``):
+number of ARQs (a batch whose profile groups ask for FPGA programming
+costs one more transaction, a second ``claim`` after Glance has been asked
+which bitstreams it needs: ``cyborg.conductor.bind_programming``):
 
 1. ``bind_transactions.claim``: lease the ARQs to this binder, load them
    with their deployable (the one whose provider is ``device_rp_uuid``) and
