@@ -33,59 +33,55 @@ class RaceTests(cases.BindingTestsBase):
         # Card 0 (four handles) and card 3 (eight): twelve handles.
         arq_uuids = [self.make_arq(self.providers[card])
                      for card in (0, 3) for _ in range(18)]
-        # Leases of 15 s, not the 3 s of SETTINGS: an event whose sender
-        # is stalled past its lease (a loaded machine) is sent again by the
-        # other binder's sweep, by design (at least once), which this test
-        # of claims does not look at.
-        binders = [self.make_binder('conductor-1b', sweep_interval=5),
-                   self.make_binder('conductor-2', sweep_interval=5)]
-        for binder in binders:
-            binder.start()
-        start = threading.Barrier(6)
 
-        def submit(part):
-            start.wait()
-            for index in range(part, len(arq_uuids), 6):
-                binders[index % 2].submit([arq_uuids[index]])
+        def submit(binder, index):
+            binder.submit([arq_uuids[index]])
 
-        threads = [threading.Thread(target=submit, args=(part,))
-                   for part in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        self.from_six_threads(len(arq_uuids), submit)
 
         self.assert_each_handle_given_once(arq_uuids)
 
     def test_more_binds_recorded_than_handles_from_two_conductors(self):
         # As two conductors' bind_arqs do: each records and claims its
-        # binds in one transaction, six threads at once.
+        # binds in one transaction.
         arq_uuids = [records.make_arq(self.context, self.profile,
                                       project_id='project-1').uuid
                      for _ in range(36)]
+
+        def bind(binder, index):
+            conductor_arqs.bind(self.context, binder, {arq_uuids[index]: {
+                'hostname': cases.HOST,
+                'device_rp_uuid': self.providers[(0, 3)[index % 2]],
+                'instance_uuid': uuidutils.generate_uuid()}})
+
+        self.from_six_threads(len(arq_uuids), bind)
+
+        self.assert_each_handle_given_once(arq_uuids)
+
+    def from_six_threads(self, count, work):
+        """``work(binder, index)`` for each index below ``count``, six
+        threads at once, the indexes shared between two started binders."""
+        # Leases of 15 s, not the 3 s of SETTINGS: an event whose sender
+        # is stalled past its lease (a loaded machine) is sent again by the
+        # other binder's sweep, by design (at least once), which these tests
+        # of claims do not look at.
         binders = [self.make_binder('conductor-1b', sweep_interval=5),
                    self.make_binder('conductor-2', sweep_interval=5)]
         for binder in binders:
             binder.start()
         start = threading.Barrier(6)
 
-        def bind(part):
+        def run(part):
             start.wait()
-            for index in range(part, len(arq_uuids), 6):
-                conductor_arqs.bind(self.context, binders[index % 2], {
-                    arq_uuids[index]: {
-                        'hostname': cases.HOST,
-                        'device_rp_uuid': self.providers[(0, 3)[index % 2]],
-                        'instance_uuid': uuidutils.generate_uuid()}})
+            for index in range(part, count, 6):
+                work(binders[index % 2], index)
 
-        threads = [threading.Thread(target=bind, args=(part,))
+        threads = [threading.Thread(target=run, args=(part,))
                    for part in range(6)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-
-        self.assert_each_handle_given_once(arq_uuids)
 
     def assert_each_handle_given_once(self, arq_uuids):
         """Card 0's four handles and card 3's eight each bound once, the
