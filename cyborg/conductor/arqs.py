@@ -215,8 +215,10 @@ def _check_bindings(context, bindings):
 
 @db_api.writer
 def _record_binds(context, bindings, binder):
-    """Record the bind; with ``binder``, claim it for that binder in the
-    same transaction and return the claim (a ``Claimed``), else None."""
+    """Record the bind; with ``binder``, lease it to that binder
+    (``binder.lease``, in the same statement) and claim it in the same
+    transaction, returning the claim (a ``Claimed``, or None when
+    ``binder`` claims nothing); without, return None."""
     found = _locked(context, list(bindings))
     _check_states(found, STATES.BIND_FROM, 'bind')
     instances = {binding['instance_uuid'] for binding in bindings.values()}
@@ -230,7 +232,9 @@ def _record_binds(context, bindings, binder):
                       ', '.join(row['uuid'] for row in others)))
     by_id = {found[uuid]['id']: binding for uuid, binding in bindings.items()}
     now = timeutils.utcnow()
-    changed = arq_queries.start_binds(context, by_id, STATES.BIND_FROM, now)
+    changed = arq_queries.start_binds(
+        context, by_id, STATES.BIND_FROM, now,
+        lease=None if binder is None else binder.lease(now))
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(

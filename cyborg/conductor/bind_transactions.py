@@ -195,7 +195,7 @@ class Claimed:
 
 @db_api.writer
 def claim(context, arq_uuids, owner, now, bind_timeout, lease,
-          resolved=None):
+          resolved=None, leased=False):
     """Lease the ARQs and give each a free attach handle, in one transaction.
 
     ``bind_timeout`` (a timedelta) is how long a bind may take from when
@@ -204,7 +204,9 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease,
     or another bind) fails. Without ``resolved``, an ARQ whose group asks
     for programming is set aside (``Claimed.pending``); with it (a
     ``bind_programming.Resolved``, for those ARQs) they are claimed, their
-    regions locked for programming (``bind_programming``).
+    regions locked for programming (``bind_programming``). With ``leased``
+    the caller's transaction has leased them to ``owner`` already (as it
+    recorded them: ``arqs.bind``).
 
     Returns a Claimed. ARQs that another binder holds, or that left
     BindStarted, are in none of its lists.
@@ -212,7 +214,8 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease,
     :raises: AttachHandleRace when the compare-and-set on the handles
         finds one taken; nothing is written then.
     """
-    queries.take_leases(context, arq_uuids, owner, now + lease, now)
+    if not leased:
+        queries.take_leases(context, arq_uuids, owner, now + lease, now)
     rows = queries.leased_arqs(context, arq_uuids, owner)
     programming = deployable_queries.being_programmed(
         context, {row['deployable_row_id'] for row in rows

@@ -12,14 +12,14 @@ number of ARQs (a batch whose profile groups ask for FPGA programming
 costs one more transaction, a second ``claim`` after Glance has been asked
 which bitstreams it needs: ``cyborg.conductor.bind_programming``):
 
-1. ``bind_transactions.claim``: lease the ARQs to this binder, load them
-   with their deployable (the one whose provider is ``device_rp_uuid``) and
-   device, fail those on an unknown provider, another host or a disabled
-   device, and take a free attach handle of each deployable (a locking
-   read, then a compare-and-set on ``in_use``, so that two binders never
-   take one handle; the unique ``attach_handle_id`` of ARQs is the
-   backstop). ``arqs.bind`` runs it in the transaction that records the
-   bind (``claim_recorded``); binds taken over are claimed by the worker;
+1. ``bind_transactions.claim``: lease the ARQs to this binder (``arqs.bind``
+   leases them as it records them), load them with their deployable (whose
+   provider is ``device_rp_uuid``) and device, fail those on an unknown
+   provider, another host or a disabled device, and take a free attach
+   handle of each deployable (a locking read, then a compare-and-set on
+   ``in_use``: two binders never take one handle; the unique
+   ``attach_handle_id`` of ARQs is the backstop). ``arqs.bind`` runs it as
+   it records the bind (``claim_recorded``), the worker for binds taken over;
 2. ``AgentAPI.prepare_arqs`` on each host (``Binder._prepare_hosts``), the
    hosts at the same time, each within what is left of ``[conductor]
    bind_timeout``. A call is bounded by ``prepare_call_timeout`` (one that
@@ -35,10 +35,10 @@ which bitstreams it needs: ``cyborg.conductor.bind_programming``):
    Nova is owed (none without [nova]: nothing is recorded for them).
 
 The events are sent after the commit, in one request per batch
-(``clients/nova.py``). A thread of its own renews the leases of the work
-under way every ``bind_sweep_interval``; a sweep at start and as often
-fails binds older than ``bind_timeout``, takes over binds whose lease ran
-out (their conductor died) and sends events still owed.
+(``clients/nova.py``). A thread renews the leases of the work under way
+every ``bind_sweep_interval``; a sweep at start and as often fails binds
+older than ``bind_timeout``, takes over those whose lease ran out (their
+conductor died) and sends events still owed.
 
 The binder reads no configuration: the conductor's manager hands in its
 ``BindSettings`` and the Nova and Glance clients' factories.
@@ -113,22 +113,19 @@ class BindSettings:
 
     @property
     def lease(self):
-        """How long a lease lasts (timedelta): a lease runs out only after
-        several sweeps failed to renew it."""
-        return datetime.timedelta(
-            seconds=LEASE_INTERVALS * self.sweep_interval)
+        """How long a lease lasts (timedelta): several sweeps' time."""
+        return datetime.timedelta(seconds=LEASE_INTERVALS * self.sweep_interval)
 
 
 class Binder:
     """Finishes ARQs in BindStarted with a pool of threads; see the module docstring.
 
-    ``settings`` is a BindSettings. ``nova`` is a callable without
-    arguments returning the NovaClient, called once, when the first events
-    are sent (so that the client logs in only in the process that sends
-    them). ``glance``, a callable without arguments returning a
-    GlanceClient with the conductor's own credentials, is called for each
-    batch asking for programming (without it such ARQs fail). ``agents``
-    (an AgentAPI) defaults to the real one, made on first use.
+    ``settings`` is a BindSettings. ``nova``, a callable returning the
+    NovaClient, is called once, when the first events are sent (the client
+    logs in only in the process that sends them). ``glance``, a callable
+    returning a GlanceClient with the conductor's own credentials, is called
+    for each batch asking for programming (without it such ARQs fail).
+    ``agents`` (an AgentAPI) defaults to the real one, made on first use.
     """
 
     def __init__(self, host, settings, nova, agents=None, glance=None):
@@ -151,8 +148,8 @@ class Binder:
         self._context = cyborg_context.get_admin_context()
 
     def _new_owner(self):
-        # Unique per binder and process, so a restarted conductor does not
-        # mistake the leases of its previous life for work it is doing.
+        # Unique per binder and process: a restarted conductor does not
+        # take the leases of its previous life for its own work.
         self._pid = os.getpid()
         return '%s/%d/%s' % (self.host, self._pid, uuid.uuid4().hex[:12])
 
@@ -232,14 +229,17 @@ class Binder:
             LOG.exception('Could not release the leases of ARQs %s; they '
                           'are taken over when the leases run out', left)
 
+    def lease(self, now):  # (owner, expires_at) of a bind recorded at now
+        return self.owner, now + self.settings.lease
+
     def claim_recorded(self, context, arq_uuids, now):
         """``claim`` ARQs the caller's transaction has just recorded as
-        BindStarted at ``now`` (``arqs.bind``), in that transaction; the
-        Claimed is for ``submit``, after the commit. AttachHandleRace
-        rolls the caller's transaction back."""
+        BindStarted at ``now`` and leased (``arqs.bind``), in that
+        transaction; the Claimed is for ``submit``, after the commit.
+        AttachHandleRace rolls the caller's transaction back."""
         return transactions.claim(
             context, arq_uuids, self.owner, now,
-            self.settings.bind_time_limit, self.settings.lease)
+            self.settings.bind_time_limit, self.settings.lease, leased=True)
 
     def submit(self, arq_uuids, claimed=None):
         """Queue ARQs already recorded as BindStarted, with their committed

@@ -142,12 +142,14 @@ class _Start:
 
 
 class _Recorder:
-    """Stands in for the binder in ``arqs.bind``: claims nothing (the plug
-    leases the ARQs in its own transaction) and keeps the uuids it
-    submits, which this plug binds itself after the commit."""
+    """Stands in for ``binder`` in ``arqs.bind``: has the ARQs leased to
+    it as they are recorded (no sweep takes them), claims nothing and
+    keeps the uuids it submits, which this plug binds itself after the
+    commit."""
 
-    def __init__(self):
+    def __init__(self, binder):
         self.uuids = []
+        self.lease = binder.lease
 
     def claim_recorded(self, context, arq_uuids, now):
         return None
@@ -323,11 +325,9 @@ def _start(context, binder, instance_uuid, target):
                       if row['attach_handle_id'] is not None])
         arq_queries.destroy_many(context, ids, timeutils.utcnow())
     created = arqs.create(context, target.profile_name)
-    recorder = _Recorder()
+    recorder = _Recorder(binder)
     arqs.bind(context, recorder, {
         arq.uuid: target.binding(instance_uuid) for arq in created})
-    # Leased in the transaction that records them: no sweep takes them.
-    _lease(context, binder, recorder.uuids)
     return _Start(bind=recorder.uuids, held=held)
 
 

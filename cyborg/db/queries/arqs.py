@@ -195,12 +195,14 @@ def bound_to_instances(context, instance_uuids, states, excluded_ids):
 
 
 @db_api.writer
-def start_binds(context, bindings, from_states, now):
+def start_binds(context, bindings, from_states, now, lease=None):
     """Set BindStarted and each ARQ's binding in one guarded statement.
 
     ``bindings`` maps an ARQ id to a dict of hostname, device_rp_uuid,
-    instance_uuid and project_id (None keeps the ARQ's project). Only ARQs
-    still in ``from_states`` change; returns how many did.
+    instance_uuid and project_id (None keeps the ARQ's project). ``lease``,
+    an ``(owner, expires_at)`` pair, leases the ARQs to that binder in the
+    same statement (None: to nobody). Only ARQs still in ``from_states``
+    change; returns how many did.
     """
     if not bindings:
         return 0
@@ -222,6 +224,8 @@ def start_binds(context, bindings, from_states, now):
               'bind_event_pending': None, 'state_reason': None,
               # The binder counts bind_timeout from here.
               'updated_at': now}
+    if lease is not None:
+        values['bind_owner'], values['bind_lease_expires_at'] = lease
     if projects:
         values['project_id'] = sa.case(projects, value=table.c.id,
                                        else_=table.c.project_id)

@@ -9,6 +9,9 @@ class RecordingBinder:
     def __init__(self):
         self.submitted = []
 
+    def lease(self, now):
+        return None
+
     def claim_recorded(self, context, arq_uuids, now):
         return None
 

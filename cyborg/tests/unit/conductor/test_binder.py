@@ -24,6 +24,7 @@ from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import bind_transactions
 from cyborg.conductor import inventory_report
 from cyborg.tests import base
+from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.db import records
 from cyborg.tests.unit.objects import test_list_statement_counts
@@ -513,6 +514,28 @@ class RecordedClaimTests(cases.BindingTestsBase):
         self.assertEqual(row.attach_handle_id,
                          self.arq_row(arq_uuid).attach_handle_id)
         self.assertEqual(1, self.handles_in_use())
+
+    def test_the_statement_that_records_the_bind_takes_the_lease(self):
+        def statements_of_bind(binder):
+            arq_uuid = records.make_arq(self.context, self.profile,
+                                        project_id='project-1').uuid
+            with test_list_statement_counts.counting_statements(
+                    self.database.engine) as statements:
+                arqs.bind(self.context, binder, {arq_uuid: {
+                    'hostname': HOST, 'device_rp_uuid': self.providers[0],
+                    'instance_uuid': uuidutils.generate_uuid()}})
+            return arq_uuid, len(statements)
+
+        _, alone = statements_of_bind(recording_binder.RecordingBinder())
+        arq_uuid, claimed = statements_of_bind(self.binder)
+
+        # The claim's statements but the lease (take_leases), which the
+        # recording UPDATE set.
+        self.assertEqual(alone + cases.StatementCountTests.CLAIM - 1, claimed)
+        row = self.arq_row(arq_uuid)
+        self.assertEqual(self.binder.owner, row.bind_owner)
+        self.assertEqual(row.updated_at + self.binder.settings.lease,
+                         row.bind_lease_expires_at)
 
     def test_a_claim_that_loses_a_handle_records_the_bind_alone(self):
         real_take = bind_transactions.attach_handles.take
