@@ -102,9 +102,12 @@ def embedded(text):
     rebuilt its object, only for the encoder to write it back). With the
     standard library's encoder it is the parsed value.
     """
-    if _encoder_name == ORJSON:
-        return orjson.Fragment(text)
-    return json.loads(text)
+    return embedder()(text)
+
+
+def embedder():
+    """The function ``embedded`` calls, for a list to call on each row."""
+    return orjson.Fragment if _encoder_name == ORJSON else json.loads
 
 
 if orjson is not None:

@@ -72,6 +72,8 @@ def collection(rows, version, query, params, base_url):
     renders an ARQ."""
     with_reason = microversions.supports_arq_state_reason(version)
     make_links = listing.link_maker(RESOURCE, base_url)
+    # As _info_of, without its call per row.
+    embed = responses.embedder()
     items = []
     for (uuid, state, device_profile_group_id, hostname, device_rp_uuid,
          instance_uuid, project_id, state_reason, created_at, updated_at,
@@ -88,7 +90,8 @@ def collection(rows, version, query, params, base_url):
             'project_id': project_id,
             'attach_handle_type': attach_handle_type or '',
             'attach_handle_uuid': attach_handle_uuid,
-            'attach_handle_info': _info_of(attach_handle_info),
+            'attach_handle_info': (embed(attach_handle_info)
+                                   if attach_handle_info else {}),
             'created_at': created_at,
             'updated_at': updated_at,
             'links': make_links(uuid),

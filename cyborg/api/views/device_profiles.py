@@ -57,25 +57,25 @@ def created(device_profiles, base_url):
     return {RESOURCE: [one(profile, base_url) for profile in device_profiles]}
 
 
-def groups_of(profile_json):
-    """The ``groups`` of a profile's ``profile_json`` text, as its object's
-    field holds them: the text as it is, which only the DeviceProfile
-    object writes (its groups field made every value a string or None)."""
-    return responses.embedded(profile_json)
-
-
 def collection(rows, query, params, base_url):
     """``{"device_profiles": [...]}`` with a ``next`` link when the page is
     full: ``rows`` of ``cyborg.objects.DeviceProfile.list_rows``, rendered
-    as ``one`` renders a DeviceProfile."""
+    as ``one`` renders a DeviceProfile.
+
+    Their timestamps are the database's text already (``rows.rendered``,
+    spaced) and go in as they are; their ``profile_json``, which only the
+    DeviceProfile object writes (its groups field made every value a string
+    or None), goes in unparsed (``responses.embedded``).
+    """
     self_prefix = links.build_url(base_url, RESOURCE, '')
+    embed = responses.embedder()
     return listing.collection(RESOURCE, [{
         'uuid': uuid,
         'name': name,
         'description': description,
-        'groups': groups_of(profile_json),
-        'created_at': timestamp(created_at),
-        'updated_at': timestamp(updated_at),
+        'groups': embed(profile_json),
+        'created_at': created_at,
+        'updated_at': updated_at,
         'links': [{'href': self_prefix + uuid, 'rel': 'self'}],
     } for _, uuid, name, description, profile_json, created_at, updated_at
         in listing.values_of(rows, _ROW_COLUMNS)], query, params, base_url)
