@@ -204,15 +204,107 @@ def time_agent_calls(agents, host, arq, calls):
     from cyborg import context as cyborg_context
 
     context = cyborg_context.get_admin_context()
+
+    def prepare():
+        answer = agents.prepare_arqs(context, host, [arq], timeout=30)
+        if not answer[arq['uuid']]['prepared']:
+            raise RuntimeError('the agent refused: %s' % answer)
+    return time_calls(prepare, calls)
+
+
+def time_calls(function, calls):
+    """Durations of ``calls`` calls of ``function()`` after two untimed."""
     durations = []
     for number in range(calls + 2):
         started = time.perf_counter()
-        answer = agents.prepare_arqs(context, host, [arq], timeout=30)
+        function()
         if number >= 2:
             durations.append(time.perf_counter() - started)
-        if not answer[arq['uuid']]['prepared']:
-            raise RuntimeError('the agent refused: %s' % answer)
     return durations
+
+
+# The statements a bind needs besides its two commits, at the least: read
+# and lock the ARQ, write its binding (state, host, lease, handle), read and
+# lock a free attach handle, take it; then write Bound.
+BIND_STATEMENTS = 5
+
+
+def path_floor(deployment, api, agent_call, calls):
+    """The round trips a bind cannot do without, each timed alone
+    ``calls`` times: ``{name: durations}``.
+
+    A PATCH is an HTTP request (``GET /``: the version document, no
+    database, no RPC) and an RPC call to a conductor (``ping``), which
+    commits the bind (``commit``: one row changed and committed on the
+    deployment's MariaDB, through the services' driver); then the agent
+    call (``agent_call``, timed already) and the commit that records
+    Bound. Their sum is a lower bound of PATCH -> Bound that leaves out
+    every statement but the commits and the GET that sees Bound; the
+    second bound adds BIND_STATEMENTS statements and that GET, an HTTP
+    request and one statement (``statement``: a primary-key read).
+    """
+    import sqlalchemy as sa
+    from cyborg.conductor import rpcapi as conductor_rpcapi
+    from cyborg import context as cyborg_context
+
+    import soak_services
+
+    context = cyborg_context.get_admin_context()
+    conductor = conductor_rpcapi.ConductorAPI()
+    engine = sa.create_engine(soak_services.MARIADB_URL + deployment.db_name,
+                              poolclass=sa.pool.NullPool)
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        cursor.execute('CREATE TABLE bench_path_floor (id INT PRIMARY KEY, '
+                       'n INT NOT NULL) ENGINE=InnoDB')
+        cursor.execute('INSERT INTO bench_path_floor VALUES (1, 0)')
+        connection.commit()
+
+        def commit():
+            cursor.execute('UPDATE bench_path_floor SET n = n + 1 '
+                           'WHERE id = 1')
+            connection.commit()
+
+        def statement():
+            cursor.execute('SELECT n FROM bench_path_floor WHERE id = 1')
+            cursor.fetchall()
+
+        return {'http': time_calls(lambda: api.call('GET', '/'), calls),
+                'conductor': time_calls(lambda: conductor.ping(context),
+                                        calls),
+                'commit': time_calls(commit, calls),
+                'statement': time_calls(statement, calls),
+                'agent': agent_call}
+    finally:
+        connection.rollback()
+        connection.close()
+        engine.dispose()
+
+
+def print_path_floor(floor, bound):
+    """The floor's parts, its two sums and the ratios, by medians."""
+    parts = {name: statistics.median(durations)
+             for name, durations in floor.items()}
+    round_trips = (parts['http'] + parts['conductor'] + parts['agent']
+                   + 2 * parts['commit'])
+    with_statements = (round_trips + parts['http']
+                       + (BIND_STATEMENTS + 1) * parts['statement'])
+    for name, label in (('http', 'HTTP round trip (GET /)'),
+                        ('conductor', 'conductor call (ping) over RabbitMQ'),
+                        ('commit', 'commit of one changed row, MariaDB'),
+                        ('statement', 'one primary-key read, MariaDB')):
+        print(summary(label, floor[name]))
+    print('%-44s %8.2f ms = HTTP + conductor + agent + 2 commits' % (
+        'path floor, round trips (medians)', round_trips * 1000))
+    print('%-44s %8.2f ms = + %d statements + a GET (HTTP + 1)' % (
+        'path floor with statements and the GET', with_statements * 1000,
+        BIND_STATEMENTS))
+    print('%-44s %.1fx, %.1fx with statements and the GET' % (
+        'ratio path floor / agent call', round_trips / parts['agent'],
+        with_statements / parts['agent']))
+    print('%-44s %.1fx' % ('ratio PATCH -> Bound / path floor',
+                           statistics.median(bound) / with_statements))
 
 
 def local_agent_calls(fleet_path, calls):
@@ -285,6 +377,9 @@ def measure(target, arguments, nova=None):
             arguments.binds)
         numbers = {'patch': patches, 'bound': bound, 'get': gets,
                    'agent': agent}
+        if target == 'processes':
+            numbers['floor'] = path_floor(deployment, api, agent,
+                                          arguments.binds)
         print(summary('PATCH (202 received)', patches))
         print(summary('PATCH -> Bound (first GET answering 200)', bound))
         print(summary('  GET ?bind_state=resolved (resolution)', gets))
@@ -310,6 +405,8 @@ def measure(target, arguments, nova=None):
             'ratio PATCH -> Bound / agent call',
             statistics.median(bound) / statistics.median(agent),
             bench.percentile(bound, 0.95) / bench.percentile(agent, 0.95)))
+        if 'floor' in numbers:
+            print_path_floor(numbers['floor'], bound)
         return numbers
     finally:
         deployment.stop()

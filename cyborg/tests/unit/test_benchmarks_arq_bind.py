@@ -6,6 +6,8 @@ that every number is printed, that every ARQ was Bound and that the cleanup
 left none behind.
 """
 
+from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
 from cyborg.tests.unit import benchmark_runner
 
 NUMBER = benchmark_runner.NUMBER
@@ -80,3 +82,44 @@ class TestArqBindBenchmark(benchmark_runner.BenchmarkTestCase):
         [cpu] = self.line(output, 'CPU ms per bind (POST to DELETE)',
                           r'cyborg-aio (%s)$' % NUMBER)
         self.assertGreater(float(cpu), 0)
+
+    def test_latency_mode_on_processes_prints_the_path_floor(self):
+        # cyborg-api, -conductor and -agent over RabbitMQ on MariaDB: the
+        # round trips a bind cannot do without, timed alone, and their sums.
+        database.backend_available('mysql')
+        messaging.require_rabbit()
+        output = self.run_script('--latency', '--target', 'processes')
+        latency = r'n=3\s+median=\s*(%s) ms\s+p95=\s*(%s) ms' % (NUMBER,
+                                                                 NUMBER)
+        parts = {}
+        for name, label in (
+                ('agent', 'agent prepare_arqs over RabbitMQ'),
+                ('http', 'HTTP round trip (GET /)'),
+                ('conductor', 'conductor call (ping) over RabbitMQ'),
+                ('commit', 'commit of one changed row, MariaDB'),
+                ('statement', 'one primary-key read, MariaDB')):
+            median, p95 = (float(value) for value in self.line(
+                output, label, latency))
+            self.assertLessEqual(median, p95)
+            self.assertGreater(median, 0)
+            parts[name] = median
+        [round_trips] = self.line(
+            output, 'path floor, round trips (medians)', r'(%s) ms' % NUMBER)
+        [with_statements] = self.line(
+            output, 'path floor with statements and the GET',
+            r'(%s) ms' % NUMBER)
+        # Sums of the printed medians (each rounded to 0.01 ms).
+        self.assertAlmostEqual(
+            parts['http'] + parts['conductor'] + parts['agent']
+            + 2 * parts['commit'], float(round_trips), delta=0.03)
+        self.assertAlmostEqual(
+            float(round_trips) + parts['http'] + 6 * parts['statement'],
+            float(with_statements), delta=0.05)
+        floor_ratio, with_ratio = (float(value) for value in self.line(
+            output, 'ratio path floor / agent call',
+            r'(%s)x, (%s)x with statements' % (NUMBER, NUMBER)))
+        self.assertAlmostEqual(float(round_trips) / parts['agent'],
+                               floor_ratio, delta=0.1)
+        self.assertGreater(with_ratio, floor_ratio)
+        self.line(output, 'ratio PATCH -> Bound / path floor',
+                  r'(%s)x' % NUMBER)
