@@ -185,6 +185,32 @@ def _long_group_concat(engine):
 main_context_manager.append_on_engine_create(_long_group_concat)
 
 
+def _iso_datestyle(engine):
+    """PostgreSQL sessions that write timestamps as ISO text.
+
+    The device profile list reads its timestamps as text cast from the
+    column (``cyborg.db.queries.rows``: five times cheaper than
+    ``to_char``), whose form is the session's ``DateStyle``: ISO
+    (``YYYY-MM-DD HH:MM:SS``), PostgreSQL's default, whatever the server
+    or the database was configured with. The SET is committed (a SET rolled
+    back is undone).
+    """
+    if engine.dialect.name != 'postgresql':
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SET DateStyle = 'ISO, MDY'")
+        finally:
+            cursor.close()
+        dbapi_connection.commit()
+
+
+main_context_manager.append_on_engine_create(_iso_datestyle)
+
+
 def _utf8mb4(engine):
     """MariaDB/MySQL connections in utf8mb4, the character set of the tables.
 

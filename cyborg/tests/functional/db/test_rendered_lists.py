@@ -69,6 +69,24 @@ class RenderedListsTestMixin:
         self.assertEqual(' ', profile_row.created_at[10])
         self.assertIsNone(profile_row.updated_at)
 
+    def test_profile_timestamps_are_cut_to_seconds_with_a_space(self):
+        profile = records.make_device_profile(self.context)
+        table = models.DeviceProfile.__table__
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(table).values(
+                created_at=datetime.datetime(2026, 11, 28, 23, 59, 59,
+                                             999999),
+                updated_at=datetime.datetime(2026, 1, 2, 3, 4, 5)))
+
+        row, = objects.DeviceProfile.list_rows(self.context)
+
+        self.assertEqual(('2026-11-28 23:59:59+00:00',
+                          '2026-01-02 03:04:05+00:00'),
+                         (row.created_at, row.updated_at))
+        stored = objects.DeviceProfile.get_by_uuid(self.context, profile.uuid)
+        self.assertEqual(profile_views.timestamp(stored.created_at),
+                         row.created_at)
+
     def test_attributes_list_is_the_json_of_the_attributes_in_order(self):
         deployable = records.make_deployable(self.context, self.device)
         empty = records.make_deployable(self.context, self.device)
@@ -140,3 +158,18 @@ class MySQLRenderedListsTest(RenderedListsTestMixin, base.TestCase):
 
 class PostgreSQLRenderedListsTest(RenderedListsTestMixin, base.TestCase):
     backend = 'postgresql'
+
+    def test_profile_timestamps_whatever_the_database_datestyle(self):
+        # The profile list casts its timestamps to text, whose form is the
+        # session's DateStyle: each connection sets ISO.
+        name = self.database.engine.url.database
+        with self.database.engine.connect() as connection:
+            connection.execute(sa.text(
+                "ALTER DATABASE %s SET DateStyle = 'SQL, DMY'" % name))
+            connection.commit()
+        # Connections opened from now on start with the database's setting.
+        self.database.engine.dispose()
+        with self.database.engine.connect() as connection:
+            self.assertEqual('ISO, MDY', connection.exec_driver_sql(
+                'SHOW DateStyle').scalar())
+        self.test_profile_timestamps_are_cut_to_seconds_with_a_space()
