@@ -49,26 +49,28 @@ def collection(rows, version, query, params, base_url):
     """``{"devices": [...]}`` with a ``next`` link when the page is full:
     ``rows`` of ``cyborg.objects.Device.list_rows``, rendered as ``_body``
     renders a Device."""
-    with_status = microversions.supports_device_status(version)
     make_links = listing.link_maker(RESOURCE, base_url)
-    items = []
-    for (_, uuid, type_, vendor, model, std_board_info, vendor_board_info,
-         hostname, status, status_reason, created_at,
-         updated_at) in listing.values_of(rows, _ROW_COLUMNS):
-        body = {
-            'uuid': uuid,
-            'type': type_,
-            'vendor': vendor,
-            'model': model,
+    values = listing.values_of(rows, _ROW_COLUMNS)
+    # Each row read in one pass, its dict written as _body writes it.
+    if microversions.supports_device_status(version):
+        items = [{
+            'uuid': uuid, 'type': type_, 'vendor': vendor, 'model': model,
             'std_board_info': std_board_info,
-            'vendor_board_info': vendor_board_info,
-            'hostname': hostname,
-            'created_at': created_at,
-            'updated_at': updated_at,
+            'vendor_board_info': vendor_board_info, 'hostname': hostname,
+            'created_at': created_at, 'updated_at': updated_at,
             'links': make_links(uuid),
-        }
-        if with_status:
-            body['status'] = status
-            body['status_reason'] = status_reason
-        items.append(body)
+            'status': status, 'status_reason': status_reason,
+        } for (_, uuid, type_, vendor, model, std_board_info,
+               vendor_board_info, hostname, status, status_reason,
+               created_at, updated_at) in values]
+    else:
+        items = [{
+            'uuid': uuid, 'type': type_, 'vendor': vendor, 'model': model,
+            'std_board_info': std_board_info,
+            'vendor_board_info': vendor_board_info, 'hostname': hostname,
+            'created_at': created_at, 'updated_at': updated_at,
+            'links': make_links(uuid),
+        } for (_, uuid, type_, vendor, model, std_board_info,
+               vendor_board_info, hostname, _, _, created_at,
+               updated_at) in values]
     return listing.collection(RESOURCE, items, query, params, base_url)
