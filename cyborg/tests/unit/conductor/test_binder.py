@@ -475,25 +475,24 @@ class RecordedClaimTests(cases.BindingTestsBase):
 
     def record(self, binder, rp_uuid):
         """An Initial ARQ bound to ``rp_uuid`` through ``arqs.bind``; its
-        uuid and the commits the bind made."""
+        uuid, the commits and the statements the bind made."""
         arq_uuid = records.make_arq(self.context, self.profile,
                                     project_id='project-1').uuid
         commits = []
-
-        def committed(connection):
-            commits.append(connection)
-
+        committed = commits.append
         sa.event.listen(self.database.engine, 'commit', committed)
         try:
-            arqs.bind(self.context, binder, {arq_uuid: {
-                'hostname': HOST, 'device_rp_uuid': rp_uuid,
-                'instance_uuid': uuidutils.generate_uuid()}})
+            with test_list_statement_counts.counting_statements(
+                    self.database.engine) as statements:
+                arqs.bind(self.context, binder, {arq_uuid: {
+                    'hostname': HOST, 'device_rp_uuid': rp_uuid,
+                    'instance_uuid': uuidutils.generate_uuid()}})
         finally:
             sa.event.remove(self.database.engine, 'commit', committed)
-        return arq_uuid, len(commits)
+        return arq_uuid, len(commits), len(statements)
 
     def test_one_commit_records_leases_and_takes_a_handle(self):
-        arq_uuid, commits = self.record(self.binder, self.providers[0])
+        arq_uuid, commits, _ = self.record(self.binder, self.providers[0])
 
         self.assertEqual(1, commits)
         row = self.arq_row(arq_uuid)
@@ -516,21 +515,11 @@ class RecordedClaimTests(cases.BindingTestsBase):
         self.assertEqual(1, self.handles_in_use())
 
     def test_the_statement_that_records_the_bind_takes_the_lease(self):
-        def statements_of_bind(binder):
-            arq_uuid = records.make_arq(self.context, self.profile,
-                                        project_id='project-1').uuid
-            with test_list_statement_counts.counting_statements(
-                    self.database.engine) as statements:
-                arqs.bind(self.context, binder, {arq_uuid: {
-                    'hostname': HOST, 'device_rp_uuid': self.providers[0],
-                    'instance_uuid': uuidutils.generate_uuid()}})
-            return arq_uuid, len(statements)
+        _, _, alone = self.record(recording_binder.RecordingBinder(),
+                                  self.providers[0])
+        arq_uuid, _, claimed = self.record(self.binder, self.providers[0])
 
-        _, alone = statements_of_bind(recording_binder.RecordingBinder())
-        arq_uuid, claimed = statements_of_bind(self.binder)
-
-        # The claim's statements but the lease (take_leases), which the
-        # recording UPDATE set.
+        # The claim's statements but take_leases: the recording UPDATE leased.
         self.assertEqual(alone + cases.StatementCountTests.CLAIM - 1, claimed)
         row = self.arq_row(arq_uuid)
         self.assertEqual(self.binder.owner, row.bind_owner)
@@ -552,7 +541,7 @@ class RecordedClaimTests(cases.BindingTestsBase):
             'cyborg.conductor.bind_transactions.attach_handles.take',
             take_lost))
 
-        arq_uuid, commits = self.record(self.binder, self.providers[0])
+        arq_uuid, commits, _ = self.record(self.binder, self.providers[0])
 
         self.assertEqual(1, len(races))
         # The claim's transaction was rolled back; the bind was recorded
@@ -577,7 +566,7 @@ class RecordedClaimTests(cases.BindingTestsBase):
         binder.start()
         self.record(binder, self.providers[0])
         self.assertTrue(wait_for(lambda: bus.calls))
-        queued, _ = self.record(binder, self.providers[3])
+        queued, _, _ = self.record(binder, self.providers[3])
         self.assertEqual(binder.owner, self.arq_row(queued).bind_owner)
 
         binder.stop()
