@@ -41,27 +41,47 @@ def require_service_token(context):
         raise exception.NotAuthorized(SERVICE_TOKEN_REQUIRED)
 
 
-def unresolved_uuids(context, query, filters, page, project_id):
-    """Uuids of the ARQs of the instance ``filters`` names that are still
-    to be resolved, in creation order.
+def _may_be_whole(query, filters):
+    """Whether the page asked for holds every ARQ of the instance
+    ``filters`` names that the caller may see, if it is not full: filtered
+    by the instance alone, no marker, in creation order (Nova's call)."""
+    return (set(filters) <= {'instance_uuid', 'project_id'}
+            and query.marker is None
+            and (query.sort_key or 'id') == 'id'
+            and (query.sort_dir or 'asc') == 'asc')
 
-    Read off ``page`` (the list's plain rows) when it holds every ARQ of
-    the instance the caller may see: filtered by the instance alone, no
-    marker, in creation order and not full (Nova's call: one statement);
-    else asked for (one more).
+
+def _raise_unresolved(filters, uuids):
+    if uuids:
+        raise ARQsNotResolved(instance=filters['instance_uuid'],
+                              uuids=', '.join(uuids))
+
+
+def resolved_page(context, query, filters, project_id):
+    """The page of ``GET ?instance=X&bind_state=resolved``; ARQsNotResolved
+    (423) naming the instance's ARQs still to be resolved, in creation
+    order, while there are any.
+
+    The states are read off the page when it holds the whole instance (one
+    statement); else they are asked for first and the page read after
+    them, never older (a page read before them could show BindStarted an
+    ARQ whose bind ended in between, answered as resolved). A page that
+    turns out full is read again after the states for the same reason.
     """
-    whole = (set(filters) <= {'instance_uuid', 'project_id'}
-             and query.marker is None
-             and (query.sort_key or 'id') == 'id'
-             and (query.sort_dir or 'asc') == 'asc'
-             and len(page) < query.limit)
-    if not whole:
-        return objects.ARQ.unresolved_uuids(
-            context, filters['instance_uuid'], project_id)
-    uuid_at, state_at = (page.fields.index(name) for name in ('uuid', 'state'))
-    return [row[uuid_at] for row in page
-            if row[state_at] in fields.ARQState.UNRESOLVED]
-
+    if _may_be_whole(query, filters):
+        page = objects.ARQ.list_rows(context, filters=filters, plain=True,
+                                     **query.paging())
+        if len(page) < query.limit:
+            uuid_at, state_at = (page.fields.index(name)
+                                 for name in ('uuid', 'state'))
+            _raise_unresolved(filters, [
+                row[uuid_at] for row in page
+                if row[state_at] in fields.ARQState.UNRESOLVED])
+            return page
+    _raise_unresolved(filters, objects.ARQ.unresolved_uuids(
+        context, filters['instance_uuid'], project_id))
+    return objects.ARQ.list_rows(context, filters=filters, plain=True,
+                                 **query.paging())
 
 
 class ARQsController(rest.RestController):
@@ -81,14 +101,11 @@ class ARQsController(rest.RestController):
         if project_id is not None:
             filters['project_id'] = project_id
         # Plain rows, not objects: the list only renders them.
-        arqs = objects.ARQ.list_rows(
-            context, filters=filters, plain=True, **query.paging())
         if 'bind_state' in query.extra and 'instance_uuid' in filters:
-            unresolved = unresolved_uuids(context, query, filters, arqs,
-                                          project_id)
-            if unresolved:
-                raise ARQsNotResolved(instance=filters['instance_uuid'],
-                                      uuids=', '.join(unresolved))
+            arqs = resolved_page(context, query, filters, project_id)
+        else:
+            arqs = objects.ARQ.list_rows(
+                context, filters=filters, plain=True, **query.paging())
         return arq_views.collection(arqs, request.version, query, params,
                                     request.base_url)
 

@@ -6,6 +6,7 @@ dispatch in this process) for 1 ARQ as for 50: create, list (by instance,
 with bind_state=resolved), bind, unbind, delete by uuids and by instance.
 """
 
+import fixtures
 import webob
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
@@ -145,13 +146,38 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
             arq.state = 'BindFailed'
             arq.save(self.context)
         count, response = self._request('GET', path)
-        self.assertEqual((2, [first.uuid]), (count, [
+        # Resolved: the full page is read again, after the states.
+        self.assertEqual((3, [first.uuid]), (count, [
             arq['uuid'] for arq in response.json_body['arqs']]))
         # Filtered by something more than the instance: asked for too.
         count, _ = self._request(
             'GET', '/v2/accelerator_requests?instance=%s&bind_state=resolved'
             '&sort_key=state' % instance)
         self.assertEqual(2, count)
+
+    def test_resolved_page_is_no_older_than_the_states_it_answers(self):
+        # The binds end after a full page was read and before the states
+        # are asked for: the answer shows them Bound, not BindStarted.
+        uuids = self._create(LARGE)[1]
+        instance = uuidutils.generate_uuid()
+        self._bind(uuids, instance)
+        ask = objects.ARQ.unresolved_uuids
+
+        def binds_end_first(*args):
+            for arq in objects.ARQ.list(self.context,
+                                        filters={'uuid': uuids}):
+                arq.state = 'Bound'
+                arq.save(self.context)
+            return ask(*args)
+
+        self.useFixture(fixtures.MockPatchObject(
+            objects.ARQ, 'unresolved_uuids', side_effect=binds_end_first))
+        for query in ('&limit=1', '&sort_key=state'):
+            _, response = self._request(
+                'GET', '/v2/accelerator_requests?instance=%s'
+                '&bind_state=resolved%s' % (instance, query))
+            self.assertEqual({'Bound'}, {
+                arq['state'] for arq in response.json_body['arqs']})
 
     def test_unbind(self):
         counts = {}
