@@ -162,6 +162,30 @@ def _bound_connect(engine):
 main_context_manager.append_on_engine_create(_bound_connect)
 
 
+def _set_on_connect(engine, dialect, statement):
+    """Have every connection of ``engine``, when its dialect is ``dialect``,
+    run ``statement`` (a session setting) as it opens, committed (on
+    PostgreSQL a SET rolled back is undone).
+
+    oslo.db opened a test connection before the engine's hooks ran, which
+    waits in the pool without the setting: the pool is emptied, so that
+    every connection from now on is new.
+    """
+    if engine.dialect.name != dialect:
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(statement)
+        finally:
+            cursor.close()
+        dbapi_connection.commit()
+
+    engine.dispose()
+
+
 def _long_group_concat(engine):
     """MariaDB/MySQL sessions whose GROUP_CONCAT is not cut short.
 
@@ -170,16 +194,8 @@ def _long_group_concat(engine):
     ``group_concat_max_len`` bytes: 1 MiB on MariaDB, 1 KiB on MySQL.
     1 GiB is the most MariaDB takes (and what max_allowed_packet allows).
     """
-    if engine.dialect.name != 'mysql':
-        return
-
-    @sa.event.listens_for(engine, 'connect')
-    def _on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute('SET SESSION group_concat_max_len = 1073741824')
-        finally:
-            cursor.close()
+    _set_on_connect(engine, 'mysql',
+                    'SET SESSION group_concat_max_len = 1073741824')
 
 
 main_context_manager.append_on_engine_create(_long_group_concat)
@@ -192,20 +208,9 @@ def _iso_datestyle(engine):
     column (``cyborg.db.queries.rows``: five times cheaper than
     ``to_char``), whose form is the session's ``DateStyle``: ISO
     (``YYYY-MM-DD HH:MM:SS``), PostgreSQL's default, whatever the server
-    or the database was configured with. The SET is committed (a SET rolled
-    back is undone).
+    or the database was configured with.
     """
-    if engine.dialect.name != 'postgresql':
-        return
-
-    @sa.event.listens_for(engine, 'connect')
-    def _on_connect(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("SET DateStyle = 'ISO, MDY'")
-        finally:
-            cursor.close()
-        dbapi_connection.commit()
+    _set_on_connect(engine, 'postgresql', "SET DateStyle = 'ISO, MDY'")
 
 
 main_context_manager.append_on_engine_create(_iso_datestyle)
