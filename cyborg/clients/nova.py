@@ -1,12 +1,17 @@
 """Cyborg's Nova client: tells Nova that accelerator requests are resolved.
 
 Nova waits for one ``accelerator-request-bound`` server external event per
-ARQ of a server it boots (api-contract.md §4). The client is openstacksdk's
-compute proxy, made once per process from the [nova] group (auth, session
-and adapter options) of the configuration its caller hands in, when the
-first events are sent, so the token its auth plugin gets is reused for
-every later event until it expires, instead of logging in to Keystone for
-each bind.
+ARQ of a server it boots, tagged with the ARQ's uuid and ``completed`` or
+``failed`` as its bind ended. Nova hands an event to the compute host of
+its server; an event of a server it does not know, or of one no host has
+taken yet, is not delivered, and nothing is lost by that: a compute that
+takes the server later reads the resolved ARQs itself.
+
+The client is openstacksdk's compute proxy, made once per process from the
+[nova] group (auth, session and adapter options) of the configuration its
+caller hands in, when the first events are sent, so the token its auth
+plugin gets is reused for every later event until it expires, instead of
+logging in to Keystone for each bind.
 """
 
 import http
@@ -24,8 +29,15 @@ GROUP = 'nova'
 MICROVERSION = '2.82'
 EVENT_NAME = 'accelerator-request-bound'
 EVENTS_URL = '/os-server-external-events'
-# A per-event code meaning that the server is gone: nothing waits for it.
-SERVER_GONE = http.HTTPStatus.UNPROCESSABLE_ENTITY
+# The per-event codes of a 207 answer (Nova's os-server-external-events):
+# taken, no such server, the server has no host yet (Nova cannot route the
+# event to a compute). Any other code is a refusal.
+EVENT_TAKEN = http.HTTPStatus.OK
+NO_SUCH_SERVER = http.HTTPStatus.NOT_FOUND
+NO_HOST_YET = http.HTTPStatus.UNPROCESSABLE_ENTITY
+# The error key of Nova's own 404 body: Nova answers the whole request 404
+# when it took none of its events (each of them was a 404 or a 422).
+NOVA_NOT_FOUND_KEY = 'itemNotFound'
 # Seconds an events request may take when [nova] timeout is not set: a
 # binder thread waits for the answer, so it must not wait forever for a
 # Nova that accepted the connection and never answers.
@@ -114,8 +126,9 @@ class NovaClient:
         return None
 
     def send_events(self, events):
-        """POST ``events`` to Nova in one request; return whether Nova took them
-        (or has none of their servers: nothing waits for them then).
+        """POST ``events`` to Nova in one request; return whether Nova answered
+        them: took them, or said it has no such server or none on a host yet
+        (nothing waits for those events then). Each is logged as answered.
 
         Failures are logged with the ARQ and server uuids, never raised: an
         ARQ's state does not depend on Nova hearing of it. The request
@@ -144,9 +157,15 @@ class NovaClient:
         if response.status_code == http.HTTPStatus.MULTI_STATUS:
             self._log_partial(response, events)
             return True
-        if response.status_code == http.HTTPStatus.NOT_FOUND:
-            # None of the servers exists any more: nothing waits for these.
-            LOG.info('Nova has none of the servers of %s', described)
+        if response.status_code == http.HTTPStatus.NOT_FOUND and \
+                _is_nova_not_found(response):
+            # Nova took none of them: each server was unknown or had no
+            # host yet, and the answer does not say which. Nothing waits
+            # for these: a compute that takes a server reads its resolved
+            # ARQs itself.
+            LOG.info('Nova took none of the events of %s: it has no such '
+                     'server, or none on a compute host yet (Nova: %s)',
+                     described, _nova_message(response))
             return True
         LOG.error('Nova refused the events of %s: HTTP %s: %s', described,
                   response.status_code, response.text[:500])
@@ -166,20 +185,49 @@ class NovaClient:
             LOG.debug('Nova is not configured; not sent: %s', described)
 
     def _log_partial(self, response, events):
-        """Log the events of a 207 answer that Nova did not accept."""
+        """Log the events of a 207 answer that Nova did not take."""
         try:
             answered = response.json()['events']
         except (ValueError, KeyError, TypeError):
             answered = []
         for event in answered:
             code = event.get('code')
-            if code == SERVER_GONE:
-                LOG.info('Nova no longer has server %s (event for ARQ %s)',
-                         event.get('server_uuid'), event.get('tag'))
-            elif code != http.HTTPStatus.OK:
-                LOG.warning('Nova answered %s to the event for ARQ %s of '
-                            'server %s', code, event.get('tag'),
-                            event.get('server_uuid'))
+            arq, server = event.get('tag'), event.get('server_uuid')
+            if code == EVENT_TAKEN:
+                LOG.info('Told Nova of ARQ %s of server %s: %s', arq, server,
+                         event.get('status'))
+            elif code == NO_SUCH_SERVER:
+                LOG.info('Nova has no server %s: the event for ARQ %s is '
+                         'dropped (nothing waits for it)', server, arq)
+            elif code == NO_HOST_YET:
+                LOG.info('Nova could not route the event for ARQ %s: server '
+                         '%s is on no compute host yet (the compute that '
+                         'takes it reads the resolved ARQs itself)',
+                         arq, server)
+            else:
+                LOG.warning('Nova refused the event for ARQ %s of server %s: '
+                            'code %s, status %s', arq, server, code,
+                            event.get('status'))
         if not answered:
             LOG.warning('Nova answered 207 to %d event(s) without details',
                         len(events))
+
+
+def _nova_body(response):
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _is_nova_not_found(response):
+    """Whether a 404 is Nova's own answer to the events (not a wrong URL)."""
+    body = _nova_body(response)
+    return body is not None and isinstance(body.get(NOVA_NOT_FOUND_KEY),
+                                           dict)
+
+
+def _nova_message(response):
+    fault = (_nova_body(response) or {}).get(NOVA_NOT_FOUND_KEY) or {}
+    return fault.get('message') or 'no message'

@@ -34,6 +34,10 @@ class StandIn(http.server.ThreadingHTTPServer):
         self.requests = []
         self.token_requests = 0
         self.events_status = 200
+        # None: every server is on a host (each event is taken). Else the
+        # servers Nova knows, each to its host (None before one takes it),
+        # answered by Nova's rules (see nova_answer).
+        self.servers = None
         self.lock = threading.Lock()
         # Set: event posts get no answer until it is cleared (a hung Nova).
         self.hang = threading.Event()
@@ -94,13 +98,45 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if server.hang.is_set():
                 server.released.wait(30)
                 return
+            if server.servers is not None:
+                self._answer(*nova_answer(server.servers, body['events']))
+                return
             status = server.events_status
             answered = [dict(event, code=422 if status == 207 else 200)
                         for event in body['events']]
-            self._answer(status, {'events': answered} if status < 300
-                         else {'computeFault': {'message': 'broken'}})
+            if status < 300:
+                self._answer(status, {'events': answered})
+            else:
+                # A 404 here is not Nova's (no itemNotFound): a proxy's.
+                self._answer(status, {'computeFault': {'message': 'broken'}}
+                             if status >= 500 else {'error': 'not here'})
         else:
             self._answer(404, {'error': 'not here'})
+
+
+def nova_answer(servers, events):
+    """(status, body) Nova's os-server-external-events gives ``events``.
+
+    Each event gets a code and status: 200 completed when its server is on
+    a host, 404 failed when Nova has no such server, 422 failed when the
+    server has no host yet. The answer is 200 when every event was taken,
+    207 when some were, and a plain 404 (itemNotFound) when none was.
+    """
+    answered = []
+    for event in events:
+        if event['server_uuid'] not in servers:
+            code = 404
+        elif servers[event['server_uuid']] is None:
+            code = 422
+        else:
+            code = 200
+        answered.append(dict(event, code=code,
+                             status='completed' if code == 200 else 'failed'))
+    codes = {event['code'] for event in answered}
+    if 200 not in codes:
+        return 404, {'itemNotFound': {
+            'code': 404, 'message': 'No instances found for any event'}}
+    return (200 if codes == {200} else 207), {'events': answered}
 
 
 def _token(base_url):
@@ -227,21 +263,67 @@ class NovaClientTest(base.TestCase):
         self.assertIn(events[0]['server_uuid'], self.logger.output)
         self.assertIn('HTTP 500', self.logger.output)
 
-    def test_no_server_found_counts_as_delivered(self):
+    def test_events_nova_took_none_of_count_as_delivered(self):
+        # Nova answers 404 to the whole request when it takes none of the
+        # events, whether the servers are unknown or not on a host yet.
         client = self.configure()
-        self.server.events_status = 404
-
-        self.assertTrue(client.send_events(self.events(1)))
-        self.assertIn('Nova has none of the servers', self.logger.output)
-
-    def test_server_gone_answer_counts_as_delivered(self):
-        client = self.configure()
-        self.server.events_status = 207
-        events = self.events(1)
+        unhosted = self.events(1)
+        self.server.servers = {unhosted[0]['server_uuid']: None}
+        events = unhosted + self.events(1)
 
         self.assertTrue(client.send_events(events))
-        self.assertIn('no longer has server %s' % events[0]['server_uuid'],
+
+        self.assertIn('Nova took none of the events of ARQ %s'
+                      % events[0]['tag'], self.logger.output)
+        self.assertIn('no such server, or none on a compute host yet '
+                      '(Nova: No instances found for any event)',
                       self.logger.output)
+        self.assertNotIn('no longer has', self.logger.output)
+
+    def test_an_event_nova_cannot_route_yet_is_logged_as_such(self):
+        # A bind ended before nova-compute set the server's host: Nova
+        # knows the server and answers 422 for its event.
+        client = self.configure()
+        taken, unhosted = self.events(1), self.events(1)
+        self.server.servers = {taken[0]['server_uuid']: 'compute-1',
+                               unhosted[0]['server_uuid']: None}
+
+        self.assertTrue(client.send_events(taken + unhosted))
+
+        self.assertIn('Nova could not route the event for ARQ %s: server %s '
+                      'is on no compute host yet' % (
+                          unhosted[0]['tag'], unhosted[0]['server_uuid']),
+                      self.logger.output)
+        self.assertIn('Told Nova of ARQ %s of server %s: completed' % (
+            taken[0]['tag'], taken[0]['server_uuid']), self.logger.output)
+        self.assertNotIn('has no server', self.logger.output)
+        self.assertNotIn('no longer has', self.logger.output)
+
+    def test_an_event_of_a_server_nova_does_not_have_is_logged_as_such(self):
+        client = self.configure()
+        taken, gone = self.events(1), self.events(1)
+        self.server.servers = {taken[0]['server_uuid']: 'compute-1'}
+
+        self.assertTrue(client.send_events(taken + gone))
+
+        self.assertIn('Nova has no server %s: the event for ARQ %s is '
+                      'dropped' % (gone[0]['server_uuid'], gone[0]['tag']),
+                      self.logger.output)
+        self.assertNotIn('could not route', self.logger.output)
+
+    def test_a_404_that_is_not_novas_answer_is_an_error(self):
+        # Something in front of Nova answers 404 without Nova's body: the
+        # events are not delivered (the binder sends them again).
+        client = self.configure()
+        self.server.events_status = 404
+        events = self.events(1)
+
+        self.assertFalse(client.send_events(events))
+
+        self.assertIn('Nova refused the events of ARQ %s' % events[0]['tag'],
+                      self.logger.output)
+        self.assertIn('HTTP 404', self.logger.output)
+        self.assertNotIn('took none', self.logger.output)
 
     def test_unreachable_nova_is_logged(self):
         client = self.configure()
