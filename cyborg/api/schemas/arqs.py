@@ -1,7 +1,7 @@
 """Validation of /v2/accelerator_requests requests.
 
 The POST body, the list query (``instance``, ``bind_state``, paging), the
-bind/unbind PATCH document (api-contract.md §4) and the DELETE query. Every
+bind/unbind PATCH document and the DELETE query. Every
 function raises ``exception.InvalidParameterValue`` (400) naming the
 problem, or ``exception.NotAcceptable`` (406) for ``/project_id`` below 2.1.
 The values of a bind are checked against the declarations here (the
@@ -19,8 +19,12 @@ from cyborg.api.schemas import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.objects import arq_binding
+from cyborg.objects import fields
 
 BIND_STATE_RESOLVED = 'resolved'
+# The states of a resolved ARQ: its bind has ended one way or the other.
+RESOLVED_STATES = tuple(state for state in fields.ARQState.ALL
+                        if state not in fields.ARQState.UNRESOLVED)
 BIND_PATHS = arq_patch.BIND_PATHS
 PROJECT_ID_PATH = arq_patch.PROJECT_ID_PATH
 PROJECT_ID_NEEDS_VERSION = ('Request not acceptable. The minimal required API '
@@ -38,8 +42,9 @@ LISTING = listing.Listing(
         'instance': 'Only the ARQs of this instance.',
         'bind_state': 'With ``instance``: 423 while any of its ARQs is '
                       'still to be resolved (not Bound, BindFailed or '
-                      'Deleting). Without ``instance`` the ARQs are listed, '
-                      'as upstream does.',
+                      'Deleting). Without ``instance``: only the resolved '
+                      'ARQs (Bound, BindFailed or Deleting), as upstream '
+                      'lists them.',
     })
 
 CREATE = declarations.Object(
@@ -91,8 +96,9 @@ def list_query(params, max_limit):
     """The validated query of GET /v2/accelerator_requests.
 
     ``instance`` becomes the ``instance_uuid`` filter; ``bind_state``
-    (only ``resolved``) is in ``extra``, where it means something only with
-    ``instance``: without one, the ARQs are listed as upstream does.
+    (only ``resolved``) is in ``extra``: with ``instance`` it asks for the
+    instance's ARQs once all are resolved, without one for the resolved
+    ARQs (``RESOLVED_STATES``).
     """
     query = LISTING.parse(params, max_limit)
     if 'instance' in query.filters:

@@ -4,7 +4,7 @@ Reads go through the objects; every change is one conductor call, one
 transaction. A bind answers 202 as soon as the conductor has recorded it
 (state BindStarted); the conductor's binder finishes it and tells Nova.
 Binding, unbinding, deleting an instance's ARQs and deleting a Bound ARQ
-need a service token as well as the policy (api-contract.md §4).
+need a service token as well as the policy: they are Nova's calls.
 Callers other than admins and the service role see only their project's
 ARQs; the others answer 404.
 """
@@ -90,7 +90,8 @@ class ARQsController(rest.RestController):
     @pecan.expose('json')
     def get_all(self, **params):
         """ARQs, optionally of one ``instance``; 423 with ``bind_state=resolved``
-        while any of them is still to be resolved.
+        while any of them is still to be resolved. ``bind_state=resolved``
+        without ``instance`` lists only the resolved ARQs.
         """
         request = pecan.request
         context = request.context
@@ -104,6 +105,9 @@ class ARQsController(rest.RestController):
         if 'bind_state' in query.extra and 'instance_uuid' in filters:
             arqs = resolved_page(context, query, filters, project_id)
         else:
+            if 'bind_state' in query.extra:
+                # Without an instance: only the resolved ARQs, as upstream.
+                filters['state'] = arq_schemas.RESOLVED_STATES
             arqs = objects.ARQ.list_rows(
                 context, filters=filters, plain=True, **query.paging())
         return arq_views.collection(arqs, request.version, query, params,
@@ -134,7 +138,7 @@ class ARQsController(rest.RestController):
 
     @pecan.expose(content_type='application/json')
     def patch(self, uuid=None):
-        """Bind or unbind the ARQs of the document (seed 004); 202, empty."""
+        """Bind or unbind the ARQs of the document; 202, empty."""
         request = pecan.request
         context = request.context
         context.can(arq_policies.UPDATE)

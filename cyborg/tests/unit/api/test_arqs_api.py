@@ -125,6 +125,28 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
         # off it, no second statement.
         self._assert_same(counts, 1)
 
+    def test_resolved_list_without_an_instance(self):
+        # Only the resolved ARQs, in one statement however many there are.
+        counts = {}
+        resolved = []
+        for count in (SMALL, LARGE):
+            uuids = self._create(count)[1]
+            self._bind(uuids, uuidutils.generate_uuid())
+            for index, arq in enumerate(objects.ARQ.list(
+                    self.context, filters={'uuid': uuids})):
+                if index % 2 == 0:
+                    arq.state = ('Bound', 'BindFailed', 'Deleting')[
+                        index // 2 % 3]
+                    arq.save(self.context)
+                    resolved.append(arq.uuid)
+            counts[count], response = self._request(
+                'GET', '/v2/accelerator_requests?bind_state=resolved'
+                '&limit=1000')
+            self.assertEqual(sorted(resolved), sorted(
+                arq['uuid'] for arq in response.json_body['arqs']))
+        self.assertGreater(len(resolved), 20)
+        self._assert_same(counts, 1)
+
     def test_resolved_page_that_is_not_the_whole_instance(self):
         # A full page may leave out an ARQ still binding: the instance's
         # states are then asked for (one statement more), and a later one
