@@ -2,7 +2,8 @@
 
 The limits are the columns' (``cyborg.api.schemas.columns``): a key of the
 ``attributes.key`` String, a value of the ``attributes.value`` Text (65,535
-bytes of UTF-8, as on MariaDB), a ``deployable_id`` of an Integer.
+bytes of UTF-8, as on MariaDB), a ``deployable_id`` of an Integer (given
+as a JSON integer or a string of its digits).
 """
 
 from cyborg.api.schemas import columns
@@ -30,10 +31,15 @@ LISTING = listing.Listing(
 
 ATTRIBUTE = declarations.Object(
     fields={
+        # A string of decimal digits too: upstream's own sample sends
+        # "deployable_id": "1".
         'deployable_id': declarations.Integer(
-            minimum=0, column=_DEPLOYABLE_ID_COLUMN,
+            minimum=0, column=_DEPLOYABLE_ID_COLUMN, strings=True,
             description='The integer id of the deployable the attribute '
-                        'belongs to.'),
+                        'belongs to, or its decimal digits in a string '
+                        '(as upstream\'s sample sends it).',
+            messages={'type': 'deployable_id must be an integer or a string '
+                              'of its decimal digits, not {value!r}'}),
         'key': declarations.String(min_length=1, column=_KEY_COLUMN),
         'value': declarations.String(column=_VALUE_COLUMN),
     },
@@ -63,7 +69,8 @@ def list_query(params, max_limit):
 def create_values(body):
     """The values of a new attribute from a POST body.
 
-    The body is ``{"deployable_id": int, "key": str, "value": str}`` or the
+    The body is ``{"deployable_id": int, "key": str, "value": str}`` (the
+    id may be a string of decimal digits, which becomes the integer) or the
     same object wrapped in ``{"attribute": {...}}`` (openstacksdk's form).
 
     :raises: exception.InvalidParameterValue (400)
