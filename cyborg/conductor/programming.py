@@ -2,7 +2,8 @@
 
 ``PATCH /v2/deployables/{uuid}/program`` reaches ``Programmer.program``
 through the conductor's RPC endpoint. Every check comes before any work and
-leaves the deployable as it was: the deployable must exist, no ARQ may hold
+leaves the deployable as it was: the deployable must exist and be on an
+FPGA (any other device type is a 400 saying so), no ARQ may hold
 it (``ARQState.HOLDING``) and no other request may be programming it (the
 programming lock, taken by a compare-and-set in
 ``cyborg.db.queries.deployables``); the caller must see the image in
@@ -47,6 +48,8 @@ ProgramResult = drivers_base.ProgramResult
 # The lock outlasts the agent call by this many seconds (the Glance check
 # before it, the record after it).
 LOCK_MARGIN = 60
+# The only device type whose deployables (its regions) take a bitstream.
+PROGRAMMABLE_TYPE = 'FPGA'
 
 
 class BadGateway(exception.CyborgException):
@@ -76,6 +79,11 @@ class DeployableNotProgrammable(exception.NotFound):
 class BitstreamRejected(exception.Invalid):
     msg_fmt = ('Host %(host)s refused image %(image)s for deployable '
                '%(deployable)s: %(reason)s')
+
+
+class DeviceTypeNotProgrammable(exception.Invalid):
+    msg_fmt = ('Deployable %(deployable)s is on a %(device_type)s device: '
+               'only FPGA regions can be programmed.')
 
 
 class ImageNotUsable(exception.Invalid):
@@ -155,7 +163,8 @@ class Programmer:
     def program(self, context, deployable_uuid, image_id):
         """Program ``image_id`` into the deployable; return the Deployable.
 
-        :raises: ResourceNotFound, DeployableInUse, DeployableBeingProgrammed,
+        :raises: ResourceNotFound, DeviceTypeNotProgrammable (400),
+            DeployableInUse, DeployableBeingProgrammed,
             ImageNotUsable, InvalidBitstream, BitstreamMismatch, and on the
             host's failure ProgrammingFailed, AgentTimeout,
             DeployableNotProgrammable or BitstreamRejected
@@ -185,6 +194,11 @@ class Programmer:
         """Load the deployable and its device and take the programming lock."""
         deployable = objects.Deployable.get_by_uuid(context, deployable_uuid)
         device = objects.Device.get_by_id(context, deployable.device_id)
+        if device.type != PROGRAMMABLE_TYPE:
+            # Before the lock, Glance and the agent: no bitstream fits a
+            # GPU, and its driver has nothing to load one with.
+            raise DeviceTypeNotProgrammable(deployable=deployable_uuid,
+                                            device_type=device.type)
         owner = '%s/%d/%s' % (self.host, os.getpid(), uuid.uuid4().hex[:12])
         now = timeutils.utcnow()
         expires_at = now + datetime.timedelta(

@@ -170,3 +170,29 @@ class ProgrammerTest(base.TestCase):
         row = self._row()
         self.assertIsNone(row.bitstream_id)
         self.assertEqual('thief', row.programming_owner)
+
+    def test_only_fpga_deployables_are_programmed(self):
+        # Before the lock, Glance and the agent: a 400 naming the
+        # deployable and its device type, nothing changed.
+        for device_type in ('GPU', 'QAT', 'AICHIP'):
+            with self.subTest(device_type=device_type):
+                device = records.make_device(
+                    self.context, type=device_type, hostname='compute-1')
+                self.deployable = records.make_deployable(self.context,
+                                                          device)
+                agents = ScriptedAgents({'code': 0, 'message': 'loaded'})
+                self.useFixture(fixtures.MockPatchObject(
+                    glance_client.GlanceClient, 'get_image',
+                    side_effect=AssertionError('Glance was asked')))
+
+                error = self.assertRaises(
+                    programming.DeviceTypeNotProgrammable, self._program,
+                    agents)
+
+                self.assertEqual(400, error.code)
+                self.assertEqual(
+                    'Deployable %s is on a %s device: only FPGA regions can '
+                    'be programmed.' % (self.deployable.uuid, device_type),
+                    error.message)
+                self.assertEqual([], agents.calls)
+                self._assert_unchanged()
