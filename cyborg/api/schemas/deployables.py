@@ -11,6 +11,10 @@ parameter is unknown (400), as it was.
 ``PATCH /v2/deployables/{uuid}/program`` takes upstream's JSON patch,
 ``[{"path": "/program", "op": "replace", "value": [{"image_uuid": "<id>"}]}]``
 (``op`` ``add`` too); anything else is a 400 naming the problem.
+``PATCH /v2/deployables/{uuid}`` is the same call in the form the Cyborg
+API specification first gave it, a patch of the deployable's bitstream:
+``[{"path": "/bitstream", "op": "add", "value": "<id>"}]`` (``op``
+``replace`` too).
 """
 
 from oslo_utils import uuidutils
@@ -190,3 +194,65 @@ def program_image_id(body):
     IMAGE.check('value', value[0])
     return IMAGE.fields['image_uuid'].parse('image_uuid',
                                             value[0].get('image_uuid'))
+
+
+# PATCH /v2/deployables/{uuid}: the programming call as a bitstream patch --
+
+BITSTREAM_PATH = '/bitstream'
+
+
+def _bitstream_message(problem):
+    """The message template of an invalid bitstream patch."""
+    expected = ('Expected [{"path": "/bitstream", "op": "add", "value": '
+                '"<Glance image id>"}].')
+    return 'Invalid bitstream patch: %s. %s' % (
+        problem, expected.replace('{', '{{').replace('}', '}}'))
+
+
+BITSTREAM_OPERATION = declarations.Object(
+    fields={
+        'path': declarations.Enum((BITSTREAM_PATH,), messages={
+            'choice': _bitstream_message('path must be /bitstream, not '
+                                         '{value!r}')}),
+        'op': declarations.Enum(PROGRAM_OPS, messages={
+            'choice': _bitstream_message('op must be one of {choices}, not '
+                                         '{value!r}')}),
+        'value': declarations.Uuid(
+            normalize=True, description='The Glance image holding the '
+                                        'bitstream.',
+            messages={'type': _bitstream_message(
+                'value must be a UUID, not {value!r}')}),
+    },
+    required=('path', 'op', 'value'),
+    messages={'type': _bitstream_message('the operation must be an object'),
+              'unknown': _bitstream_message('unknown key(s) {unknown}')})
+BITSTREAM_BODY = declarations.Array(
+    BITSTREAM_OPERATION, min_items=1, max_items=1, messages={
+        'type': _bitstream_message('the body must be a list of one '
+                                   'operation')},
+    description='A JSON patch of the deployable\'s bitstream naming the '
+                'Glance image to load.')
+
+
+def deployable_uuid(uuid):
+    """The uuid of PATCH ``/v2/deployables/{uuid}``, as programming checks it.
+
+    :raises: exception.InvalidUUID (400)
+    """
+    if not uuidutils.is_uuid_like(uuid):
+        raise exception.InvalidUUID(uuid=uuid)
+    return uuid
+
+
+def bitstream_image_id(body):
+    """The Glance image id a bitstream patch names (dashed, lower-case).
+
+    :raises: exception.InvalidParameterValue (400) naming the problem
+    """
+    BITSTREAM_BODY.check('body', body)
+    operation = body[0]
+    BITSTREAM_OPERATION.check('operation', operation)
+    for name in ('path', 'op'):
+        BITSTREAM_OPERATION.fields[name].parse(name, operation.get(name))
+    return BITSTREAM_OPERATION.fields['value'].parse('value',
+                                                     operation.get('value'))

@@ -156,6 +156,15 @@ ROUTES = (
                        'same_uuid': paths.PROGRAM_UUID},
            description='The same as .../program; the two uuids must be '
                        'the same.'),
+    _route('PATCH', _DEPLOYABLE, 'programDeployableBitstream',
+           'Program a deployable (its bitstream patched)',
+           [deployable_policies.PROGRAM], {200: 'Deployable'},
+           errors=(404, 409, 502, 504), body=deployables.BITSTREAM_BODY,
+           parameters={'uuid': paths.PROGRAM_UUID},
+           description='The same call as .../program, in the form the '
+                       'Cyborg API specification first gave it: a JSON '
+                       'patch of ``/bitstream`` whose value is the Glance '
+                       'image id. Not in upstream Cyborg\'s API.'),
     # Attributes.
     _route('GET', '/v2/attributes', 'listAttributes', 'List attributes',
            [attribute_policies.LIST], {200: 'AttributeList'},

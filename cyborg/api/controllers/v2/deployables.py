@@ -5,11 +5,12 @@ vendor and type, and on attribute pairs (``attribute=<key>:<value>``); see
 ``cyborg.api.schemas.deployables``. ``PATCH /v2/deployables/{uuid}/program``
 (also ``.../program/{uuid}``, as recent openstacksdk sends it) loads a
 Glance bitstream into the deployable: the conductor checks it, has the
-host's agent program it and answers once it is recorded.
+host's agent program it and answers once it is recorded. ``PATCH
+/v2/deployables/{uuid}`` with a patch of ``/bitstream`` is the same call.
 
 From microversion 2.4, ``GET /v2/deployables/{uuid}/attributes`` lists the
 deployable's attributes and ``.../attributes/{key}`` those with one key
-(seed 000), each with its nested attributes under it; below 2.4 both are
+each with its nested attributes under it; below 2.4 both are
 unknown paths (404), as they were.
 """
 
@@ -57,8 +58,8 @@ def attribute_trees(context, uuid, key):
 
 
 class DeployablesController(rest.RestController):
-    """GET /v2/deployables, GET and PATCH .../program of /v2/deployables/{uuid},
-    GET .../attributes[/{key}] of /v2/deployables/{uuid} (2.4)."""
+    """GET /v2/deployables; GET, PATCH and PATCH .../program of
+    /v2/deployables/{uuid}; GET .../attributes[/{key}] of it (2.4)."""
 
     @pecan.expose('json')
     def get_all(self, **params):
@@ -107,15 +108,20 @@ class DeployablesController(rest.RestController):
     def patch(self, uuid, *remainder):
         """Program a Glance bitstream into the deployable; 200, the deployable.
 
-        PATCH on the deployable itself is not allowed (405).
+        ``PATCH .../program`` takes upstream's body; ``PATCH`` on the
+        deployable itself the same call as a patch of its ``/bitstream``.
+        Both check the same policy and answer the same.
         """
         request = pecan.request
-        if not remainder:
-            pecan.abort(405)
-        deployable_uuid = deployable_schemas.program_target(uuid, remainder)
+        if remainder:
+            deployable_uuid = deployable_schemas.program_target(uuid,
+                                                                remainder)
+            parse_body = deployable_schemas.program_image_id
+        else:
+            deployable_uuid = deployable_schemas.deployable_uuid(uuid)
+            parse_body = deployable_schemas.bitstream_image_id
         request.context.can(deployable_policies.PROGRAM)
-        image_id = deployable_schemas.program_image_id(
-            body_schemas.json_body(request))
+        image_id = parse_body(body_schemas.json_body(request))
         # The conductor client waits [conductor] program_timeout (and a
         # little more, so that the conductor's own 504 comes first).
         deployable = request.conductor.program_deployable(

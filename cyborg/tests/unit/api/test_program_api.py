@@ -65,7 +65,8 @@ def body(image_id, **changes):
     return [operation]
 
 
-class ProgramAPITest(real_app.RealAppTestCase):
+class ProgramAPIBase(real_app.RealAppTestCase):
+    """The application, a conductor, the agent of FLEET and Glance."""
 
     conductor_server = 'program-api-test'
 
@@ -114,8 +115,12 @@ class ProgramAPITest(real_app.RealAppTestCase):
         return self.glance.upload(path, 'aes', properties, tags)['id']
 
     def _patch(self, deployable_uuid, data, status, suffix=''):
+        """PATCH .../program``suffix``; with ``suffix`` None, the deployable."""
+        path = '/v2/deployables/%s' % deployable_uuid
+        if suffix is not None:
+            path += '/program' + suffix
         request = webob.Request.blank(
-            '/v2/deployables/%s/program%s' % (deployable_uuid, suffix),
+            path,
             method='PATCH', headers={'Accept': 'application/json'})
         request.content_type = 'application/json'
         request.body = jsonutils.dump_as_bytes(data)
@@ -134,6 +139,9 @@ class ProgramAPITest(real_app.RealAppTestCase):
         self.assertIn(text, response.json_body['error_message'])
         self.assertEqual(before, self._row(region))
         return response
+
+
+class ProgramAPITest(ProgramAPIBase):
 
     def test_success_records_the_bitstream(self):
         image_id = self._image()
@@ -290,8 +298,9 @@ class ProgramAPITest(real_app.RealAppTestCase):
         self._refused(region, body(self._image(region=region)), 400,
                       'refused image')
 
-    def test_patch_of_the_deployable_itself_is_405(self):
-        request = webob.Request.blank(
-            '/v2/deployables/%s' % self.regions[0].uuid, method='PATCH')
-        self.assertEqual(405, request.get_response(self.application)
-                         .status_int)
+    def test_patch_of_the_deployable_itself_takes_the_bitstream_form(self):
+        # PATCH on the deployable is the bitstream patch: the body of
+        # .../program is refused there, naming the form it takes
+        # (test_program_forms_api tests the form itself).
+        self._refused(self.regions[0], body(self._image()), 400,
+                      'path must be /bitstream', suffix=None)
