@@ -189,11 +189,19 @@ class GlanceClient:
                  image['id'])
         return self.get_image(image['id'])
 
+    def delete_image(self, image_id):
+        """Delete the image and its data.
+
+        :raises: ImageNotFound; GlanceError (a protected image: 403),
+            GlanceUnavailable
+        """
+        self._call('DELETE image %s' % image_id,
+                   self._glance().images.delete, image_id,
+                   image_id=image_id)
+
     def _delete_half_created(self, image_id):
         try:
-            self._call('DELETE image %s' % image_id,
-                       self._glance().images.delete, image_id,
-                       image_id=image_id)
+            self.delete_image(image_id)
         except exception.CyborgException as error:
             LOG.error('Image %s, whose upload failed, could not be deleted: '
                       '%s', image_id, error)

@@ -2,7 +2,11 @@
 
 ``upload`` turns its options into seed 002's image properties and checks
 them with ``cyborg.bitstream`` before anything reaches Glance: bad metadata
-get one line per bad key on stderr, exit status 2 and no image. ``list``
+get one line per bad key on stderr, exit status 2 and no image. A name
+that a bitstream already has is refused the same way, unless ``--replace``
+asks for the new image to take the place of the old: it is uploaded
+first and the old ones deleted after, so that a failure part-way leaves
+the old image, or both, never neither. ``list``
 shows the images tagged ``FPGA``, filtered by Glance itself on their
 properties; ``show`` one image and what keeps it from being a bitstream.
 The calls go through ``cyborg.clients.glance.GlanceClient``.
@@ -12,8 +16,10 @@ clouds.yaml, read by openstack.config). Without an auth URL, a cloud or an
 auth type, the all-in-one's Glance is used without a token:
 ``--os-image-url`` (``OS_IMAGE_URL``), else http://127.0.0.1:9292.
 
-Exit status: 0 success; 1 Glance or the auth options failed; 2 a bad
-command line or bad metadata (nothing was created in Glance).
+Exit status: 0 success; 1 Glance or the auth options failed (with
+``--replace``: also when an old image could not be deleted); 2 a bad
+command line, bad metadata or a name already taken (nothing was created
+in Glance).
 """
 
 import argparse
@@ -113,7 +119,13 @@ def build_parser(config, argv):
         'each is named on stderr and nothing is uploaded.' % bitstream.TAG)
     upload.add_argument('file', metavar='FILE', help='The bitstream file.')
     upload.add_argument('--name', help='Name of the Glance image, and its '
-                        'bs-name unless --bs-name is given.')
+                        'bs-name unless --bs-name is given. A name another '
+                        'bitstream has is refused unless --replace is given.')
+    upload.add_argument(
+        '--replace', action='store_true',
+        help='Replace the bitstreams of that name: upload the new image, '
+             'then delete the old ones (their ids change: device profiles '
+             'naming them by accel:bitstream_id must be updated).')
     for key in bitstream.KEYS:
         upload.add_argument(
             option_of(key), dest=key.field,
@@ -355,12 +367,73 @@ def upload_values(args):
     return args.name or values['bs-name'], values
 
 
+class ReplaceIncomplete(exception.CyborgException):
+    """The new image is up but old images of its name are still there."""
+
+    msg_fmt = ('uploaded image %(image_id)s as %(name)s but could not delete '
+               'the older %(old)s: %(reasons)s Delete %(them)s once it can '
+               'be: openstack image delete %(ids)s')
+
+
+def named_bitstreams(images, name):
+    """The images tagged FPGA named ``name`` (what ``show NAME`` finds)."""
+    return images.list_images({'tag': bitstream.TAG, 'name': name})
+
+
+def _ids(images):
+    return ', '.join(image['id'] for image in images)
+
+
+def check_name_free(existing, name):
+    """Refuse a name bitstreams already have (``existing``).
+
+    :raises: UsageError naming them and ``--replace``
+    """
+    if existing:
+        raise UsageError(
+            'a bitstream named %s already exists (image %s); give --replace '
+            'to replace it, or another --name.' % (name, _ids(existing)))
+
+
+def delete_replaced(images, new_image, old_images):
+    """Delete ``old_images``, replaced by ``new_image``; one already gone is
+    fine.
+
+    :raises: ReplaceIncomplete naming those left and why
+    """
+    left, reasons = [], []
+    for old in old_images:
+        try:
+            images.delete_image(old['id'])
+        except exception.ImageNotFound:
+            continue
+        except exception.CyborgException as error:
+            left.append(old)
+            reason = str(error).strip()
+            reasons.append(reason if reason.endswith('.') else reason + '.')
+    if left:
+        several = len(left) > 1
+        raise ReplaceIncomplete(
+            image_id=new_image['id'], name=new_image['name'],
+            old=('images ' if several else 'image ') + _ids(left),
+            reasons=' '.join(reasons), them='them' if several else 'it',
+            ids=' '.join(image['id'] for image in left))
+
+
 def upload_bitstream(glance, args):
-    """Upload FILE with its checked metadata and the FPGA tag; show it."""
+    """Upload FILE with its checked metadata and the FPGA tag; show it.
+
+    With ``--replace`` the bitstreams of the same name are deleted once the
+    new image is active; without it, a name taken is refused.
+    """
     name, values = upload_values(args)
     properties = bitstream.to_properties(values)
-    image = glance().upload(args.file, name, properties,
-                            tags=[bitstream.TAG])
+    images = glance()
+    existing = named_bitstreams(images, name)
+    if not args.replace:
+        check_name_free(existing, name)
+    image = images.upload(args.file, name, properties, tags=[bitstream.TAG])
+    delete_replaced(images, image, existing)
     return render_one(show_fields(image), args)
 
 

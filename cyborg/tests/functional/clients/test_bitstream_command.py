@@ -13,6 +13,7 @@ import uuid
 
 import fixtures
 
+from cyborg.aio import glance as aio_glance
 from cyborg import bitstream
 from cyborg.clients import glance as glance_client
 from cyborg.cmd import bitstream as command
@@ -176,6 +177,105 @@ class TestBitstreamCommand(base.TestCase):
                 err.splitlines())
         self.assertEqual([], self.glance_image_ids())
 
+    # -- a name taken ------------------------------------------------------
+
+    def named(self, name='aes-128'):
+        """Ids of the images tagged FPGA named ``name``, as Glance has them."""
+        return sorted(image['id'] for image in self.images.list_images(
+            {'tag': 'FPGA', 'name': name}))
+
+    def upload_status(self, *extra, name='aes-128'):
+        """``(exit status, stdout, stderr)`` of a good upload of ``name``."""
+        return self.run_command(
+            'upload', self.file, '--name', name, '--vendor', 'intel',
+            '--board', 'pac_arria10', '--bs-uuid', str(uuid.uuid4()),
+            '--version', '1.0', '--driver-ver', '2.1', '--driver-path',
+            '/opt/opae/', '--function-uuid', FUNCTION, *extra, '-f', 'json')
+
+    def test_upload_refuses_a_name_a_bitstream_has(self):
+        first = self.upload()['id']
+        # An image of that name that is not a bitstream does not count.
+        self._untagged(name='aes-128')
+
+        status, out, err = self.upload_status()
+
+        self.assertEqual((2, ''), (status, out))
+        self.assertEqual(
+            'cyborg-bitstream upload: a bitstream named aes-128 already '
+            'exists (image %s); give --replace to replace it, or another '
+            '--name.\n' % first, err)
+        self.assertEqual([first], self.named())
+        self.assertEqual(0, self.run_command('show', 'aes-128')[0])
+        # The bs-name alone does not make a name taken: another --name is
+        # accepted with the same --bs-name.
+        other = self.upload('--bs-name', 'aes-128', name='aes-128-v2')['id']
+        self.assertEqual([other], self.named('aes-128-v2'))
+
+    def test_replace_leaves_exactly_the_new_image(self):
+        first = self.upload()['id']
+        # Another client checks no names: two bitstreams of one name.
+        second = self.images.upload(self.file, 'aes-128', {},
+                                    tags=['FPGA'])['id']
+        untagged = self._untagged(name='aes-128')['id']
+
+        status, out, err = self.upload_status('--replace')
+
+        self.assertEqual((0, ''), (status, err), out)
+        new = json.loads(out)['id']
+        self.assertEqual([new], self.named())
+        self.assertEqual(sorted([new, untagged]), self.glance_image_ids())
+        self.assertEqual(sorted([new, untagged]),
+                         sorted(os.listdir(self.glance.images_dir)))
+        self.assertNotIn(first, self.glance_image_ids())
+        self.assertNotIn(second, self.glance_image_ids())
+        status, out, _ = self.run_command('show', 'aes-128', '-f', 'value',
+                                          '-c', 'id')
+        self.assertEqual((0, new + '\n'), (status, out))
+        # Without a bitstream of the name, --replace is a plain upload.
+        status, out, err = self.upload_status('--replace', name='gzip')
+        self.assertEqual((0, ''), (status, err))
+        self.assertEqual([json.loads(out)['id']], self.named('gzip'))
+
+    def test_replace_whose_upload_fails_keeps_the_old_image(self):
+        old = self.upload()['id']
+        # Glance refuses data over its image_size_cap (413) once the new
+        # image is created: that image is deleted, the old one stays.
+        glance_config = aio_glance.glance_config()
+        glance_config.set_override('image_size_cap', len(DATA) - 1)
+        self.addCleanup(glance_config.clear_override, 'image_size_cap')
+
+        status, out, err = self.upload_status('--replace')
+
+        self.assertEqual((1, ''), (status, out))
+        self.assertTrue(err.startswith(
+            'cyborg-bitstream upload: Glance answered 413 to PUT data of '
+            'image '), err)
+        self.assertEqual([old], self.named())
+        self.assertEqual([old], self.glance_image_ids())
+
+    def test_replace_whose_delete_fails_keeps_both(self):
+        old = self.upload()['id']
+        # Glance refuses to delete a protected image (403).
+        self.images._glance().images.update(old, protected=True)
+        self.addCleanup(self.images._glance().images.update, old,
+                        protected=False)
+
+        status, out, err = self.upload_status('--replace')
+
+        self.assertEqual((1, ''), (status, out))
+        new = [image for image in self.named() if image != old]
+        self.assertEqual(1, len(new), err)
+        self.assertEqual(sorted([old] + new), self.named())
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertTrue(err.startswith(
+            'cyborg-bitstream upload: uploaded image %s as aes-128 but could '
+            'not delete the older image %s: Glance answered 403 to DELETE '
+            'image %s' % (new[0], old, old)), err)
+        self.assertIn('is protected and cannot be deleted.', err)
+        self.assertTrue(err.endswith(
+            ' Delete it once it can be: openstack image delete %s\n' % old),
+            err)
+
     def test_bad_command_lines_exit_2(self):
         for argv in (['upload'], ['list', '--bogus'],
                      ['list', '--function-uuid', FUNCTION,
@@ -196,13 +296,13 @@ class TestBitstreamCommand(base.TestCase):
 
     # -- list and show -------------------------------------------------------
 
-    def _untagged(self, **properties):
+    def _untagged(self, name='plain', **properties):
         """An image with bitstream properties but not the FPGA tag."""
         values = {'bs-name': 'plain', 'bs-uuid': str(uuid.uuid4()),
                   'vendor': 'intel', 'board': 'pac_arria10', 'version': '1',
                   'driver_ver': '1', 'driver_path': '/opt/',
                   'function_uuid': FUNCTION, **properties}
-        return self.images.upload(self.file, 'plain', values, tags=['NOTFPGA'])
+        return self.images.upload(self.file, name, values, tags=['NOTFPGA'])
 
     def test_list_shows_only_images_tagged_fpga(self):
         first = self.upload(name='aes-1')['id']
@@ -293,7 +393,9 @@ class TestBitstreamCommand(base.TestCase):
                          'Glance.\n' % missing, err)
 
         first = self.upload(name='twin')['id']
-        second = self.upload(name='twin')['id']
+        # cyborg-bitstream refuses a second twin; another client does not.
+        second = self.images.upload(self.file, 'twin', {},
+                                    tags=['FPGA'])['id']
         status, _, err = self.run_command('show', 'twin')
         self.assertEqual(2, status)
         self.assertIn('2 bitstreams are named twin', err)

@@ -193,6 +193,18 @@ class TestGlanceClient(base.TestCase):
                           unknown, self._destination(), 1024)
         self.assertEqual([], self._downloads())
 
+    def test_delete_image(self):
+        image = self._upload()
+        kept = self._upload(name='other')
+
+        self.client.delete_image(image['id'])
+
+        self.assertEqual([kept['id']], [found['id'] for found in
+                                        self.client.list_images()])
+        self.assertEqual([kept['id']], os.listdir(self.glance.images_dir))
+        self.assertRaises(exception.ImageNotFound, self.client.delete_image,
+                          image['id'])
+
     def test_failed_upload_deletes_the_image(self):
         # Glance refuses data over its image_size_cap (413), after the
         # image was created.
