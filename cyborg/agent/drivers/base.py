@@ -1,7 +1,7 @@
 """The driver contract: what the agent needs from a vendor driver.
 
 A driver describes its devices with the plain dataclasses below, a tree per
-device (seed 000): a device holds deployables, a deployable may hold child
+device: a device holds deployables, a deployable may hold child
 deployables and the attach handles a VM is given. The agent turns these into
 the inventory it reports to the conductor; drivers never see the database.
 
@@ -24,22 +24,27 @@ Rules every driver follows, because the conductor relies on them:
   ``VGPU`` or ``CUSTOM_*``); its ``trait*`` attributes (``trait0``,
   ``trait1``, ...) name Placement traits (``CUSTOM_*``). Other attributes
   are free key/value facts; a value that is a dict becomes nested
-  attributes (seed 000's parent_attribute_id). A deployable without an
+  attributes (rows linked by parent_attribute_id). A deployable without an
   ``rc`` (a card's root, a physical function) gets no resource provider.
-* Virtual functions are deployables too (seeds 000 and 002), children of
-  the region or physical function they belong to (``vf_deployables``).
+* Virtual functions are deployables too, children of the region or
+  physical function they belong to (``vf_deployables``).
   They offer nothing themselves: the attach handles a VM is given stay on
   the deployable with the resource provider, so binding finds them there.
 * An attach handle is identified by its type and info within its
   deployable; ``attach_type`` is ``PCI``, ``MDEV`` or ``TEST_PCI`` and
   ``attach_info`` a flat dict of strings.
+* A deployable's ``bitstream_id`` attribute, when reported, is the Glance
+  image it holds (at most 36 characters); the conductor records it as the
+  deployable's ``bitstream_id``. A device whose driver knows what each of
+  its deployables holds says so (``reports_bitstreams``); then a
+  deployable without the attribute is recorded as holding none.
 
 The helpers below the dataclasses build what these rules ask for: a card's
 root deployable, valid trait names (``custom_trait``) and PCI control path
 ids and attach handles. ``program`` answers with a ``ProgramOutcome``:
-seed 001's code (``ProgramResult``) and a message. A bind calls one hook,
-``prepare`` (which programs when it is handed a bitstream), and an unbind
-or a delete its counterpart, ``release``.
+the result code of a programming (``ProgramResult``) and a message. A
+bind calls one hook, ``prepare`` (which programs when it is handed a
+bitstream), and an unbind or a delete its counterpart, ``release``.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
@@ -96,7 +101,15 @@ class DriverDeployable:
 
 @dataclasses.dataclass
 class DriverDevice:
-    """One physical accelerator card and the deployables it offers."""
+    """One physical accelerator card and the deployables it offers.
+
+    ``reports_bitstreams`` is True when the driver can tell which Glance
+    image each deployable holds: a deployable's ``bitstream_id`` attribute
+    names it, and a deployable without one holds none (it is blank, e.g.
+    after a power cycle), so the conductor clears the image it recorded.
+    Left False, a reported ``bitstream_id`` is recorded all the same but
+    its absence means "unknown" and the recorded image stays.
+    """
 
     type: str
     vendor: str
@@ -105,6 +118,7 @@ class DriverDevice:
     std_board_info: dict = dataclasses.field(default_factory=dict)
     vendor_board_info: dict = dataclasses.field(default_factory=dict)
     deployables: list = dataclasses.field(default_factory=list)
+    reports_bitstreams: bool = False
 
 
 def device_to_primitive(device, driver_name):

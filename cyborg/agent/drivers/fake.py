@@ -10,7 +10,12 @@ with a topology, its PFs, VFs and attach handles). ``prepare`` (at bind
 time) succeeds, fails or hangs as the card's ``prepare`` key in the file
 says, so that tests and benchmarks can produce BindFailed and agent
 time-outs; handed a bitstream, it programs as ``program`` does first (the
-base class's ``prepare``). The driver records the last RECORDED
+base class's ``prepare``). What the regions hold survives a restart of the
+agent, as a real card keeps its bitstream until it is powered off: it is
+kept in a file of the state path (``fake_state``), whose removal is the
+simulation's power cycle. The FPGAs say so to the conductor
+(``reports_bitstreams``): a region reporting no ``bitstream_id`` holds
+none. The driver records the last RECORDED
 ``program`` and ``release`` calls (``programs``, ``releases``) for tests
 to count: a long-running all-in-one must not keep every one.
 """
@@ -28,6 +33,7 @@ from cyborg import bitstream as bitstream_metadata
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import fake_fpga
+from cyborg.agent.drivers import fake_state
 from cyborg.agent.drivers.gpu import nvidia
 
 LOG = logging.getLogger(__name__)
@@ -66,9 +72,11 @@ class InvalidInventory(ValueError):
 class FakeDriver(base.Driver):
     """Simulated FPGAs and GPUs: one FPGA, or the fleet of a file."""
 
-    def __init__(self, inventory_path=None, host=None):
+    def __init__(self, inventory_path=None, host=None, state_path=None):
         """Use ``inventory_path`` (default: [agent] fake_inventory) for
-        ``host`` (default: [DEFAULT] host)."""
+        ``host`` (default: [DEFAULT] host); what the regions hold is kept
+        in a file of ``state_path`` (default: [DEFAULT] state_path) and
+        read from it now."""
         self._inventory_path = inventory_path
         self._host = host
         self._lock = threading.Lock()
@@ -76,8 +84,13 @@ class FakeDriver(base.Driver):
         self._bitstreams = {}
         # Control path key -> FakeCard, of the last discovery.
         self._cards = {_key(CONTROLPATH_ID): _default_card()}
-        # Region name -> fake_fpga.Loaded, of successful programming.
+        # Region name -> fake_fpga.Loaded, of successful programming, and
+        # region name -> the PCI address of its card.
         self._loaded = {}
+        self._card_addresses = {}
+        self._state = fake_state.StateFile(
+            state_path or conf.CONF.state_path, host or conf.CONF.host)
+        self._restore()
         # Control path key -> prepare mode, of the last discovery.
         self._prepare_modes = {}
         self._stop_hanging = threading.Event()
@@ -113,6 +126,9 @@ class FakeDriver(base.Driver):
                          for name in card.settings}
                 self._loaded = {name: loaded for name, loaded
                                 in self._loaded.items() if name in names}
+                self._card_addresses = {
+                    name: address for name, address
+                    in self._card_addresses.items() if name in self._loaded}
             loaded = dict(self._loaded)
         if loaded:
             for device in devices:
@@ -201,10 +217,26 @@ class FakeDriver(base.Driver):
                 % (settings.result.name, bitstream_path, name))
         with self._lock:
             self._loaded[name] = state
+            self._card_addresses[name] = _describe(controlpath_id)
             self._bitstreams[key] = bitstream_path
+            self._save()
         return base.ProgramOutcome(
             base.ProgramResult.SUCCESS, 'simulated loading of %s into %s '
             'in %s seconds' % (bitstream_path, name, settings.seconds))
+
+    def _restore(self):
+        """Take what the state file says the regions hold (at the start)."""
+        for (address, name), state in self._state.read().items():
+            self._loaded[name] = state
+            self._card_addresses[name] = address
+            if base.is_pci_address(address):
+                self._bitstreams[_key(base.pci_controlpath_id(address))] = \
+                    state.bitstream_path
+
+    def _save(self):
+        """Write what the regions hold to the state file (lock held)."""
+        self._state.write({(self._card_addresses[name], name): state
+                           for name, state in self._loaded.items()})
 
     def loaded_bitstream(self, controlpath_id, deployable_name=None):
         """The bitstream last programmed into ``controlpath_id`` (into its
@@ -246,7 +278,7 @@ def _default_fpga():
             attach_type='TEST_PCI', attach_info=dict(ATTACH_INFO),
             in_use=False)])
     return base.DriverDevice(
-        type='FPGA', vendor=VENDOR, model=MODEL,
+        type='FPGA', vendor=VENDOR, model=MODEL, reports_bitstreams=True,
         controlpath_id=base.DriverControlpathId(
             cpid_type=CONTROLPATH_ID.cpid_type,
             cpid_info=dict(CONTROLPATH_ID.cpid_info)),

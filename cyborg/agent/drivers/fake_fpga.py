@@ -179,6 +179,7 @@ def fpga_device(fpga, prefix):
                                           layout))
     return base.DriverDevice(
         type='FPGA', vendor=fpga['vendor'], model=fpga['model'],
+        reports_bitstreams=True,
         controlpath_id=base.pci_controlpath_id(address),
         std_board_info={'device_id': fpga['product_id'],
                         'class': 'Processing accelerators'},

@@ -73,7 +73,8 @@ class TestDefaultFPGA(FakeDriverTestCase):
                                 'trait1': 'CUSTOM_FAKE_DEVICE'},
                     attach_handles=[driver_base.DriverAttachHandle(
                         attach_type='TEST_PCI',
-                        attach_info=pci('0000:0c:00.1'))])])])],
+                        attach_info=pci('0000:0c:00.1'))])])],
+            reports_bitstreams=True)],
             fake.FakeDriver().discover())
 
     def test_option_selects_the_inventory_file(self):
