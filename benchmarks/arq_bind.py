@@ -127,9 +127,10 @@ class AllInOne:
         with open(config_path, 'w') as config_file:
             config_file.write(
                 '[DEFAULT]\nhost = %s\n[api]\nport = %d\n'
+                'fleet_page_port = %d\n'
                 '[aio]\nstate_dir = %s\nplacement_port = %d\nembedded_glance = false\n'
                 '[agent]\nfake_inventory = %s\n' % (
-                    self.host, self.port,
+                    self.host, self.port, free_port(),
                     os.path.join(self.directory, 'state'), free_port(),
                     fleet_path))
         script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')

@@ -166,7 +166,8 @@ class Deployment:
         self.services['cyborg-aio'] = self._use(processes.ServiceProcess(
             'cyborg-aio', dict(self.conductor_options, **{
                 'DEFAULT': dict(common, host=self.agent_host),
-                'api': {'host_ip': '127.0.0.1', 'port': self.api_port},
+                'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
+                        'fleet_page_port': processes.free_port()},
                 'aio': {'state_dir': state_dir,
                         'placement_port': placement_port,
                         'embedded_glance': 'false'},

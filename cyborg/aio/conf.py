@@ -5,7 +5,8 @@ The [aio] group is declared in ``cyborg.conf.aio``. The defaults make
 directory, the in-process ``fake://`` transport, no Keystone, the fake
 driver simulating the small fleet of ``fleet.yaml`` (next to this module),
 the embedded Placement and the embedded Glance (reached without a token:
-``[glance] auth_type = none``). They are defaults (``set_default``), so any
+``[glance] auth_type = none``), the fleet page on port 6680 and the
+metrics of every service at the API's ``/metrics``. They are defaults (``set_default``), so any
 value from a config file wins.
 """
 
@@ -18,6 +19,9 @@ from cyborg.clients import placement as placement_client
 from cyborg.conf import aio as aio_opts
 
 STATE_DIR_ENVIRONMENT = aio_opts.STATE_DIR_ENVIRONMENT
+# The fleet page's port: not on Chromium's or Firefox's list of restricted
+# ports, as the API's 6666 is.
+FLEET_PAGE_PORT = 6680
 # The embedded Glance logs its start-up and each upload at INFO.
 QUIET_LOGGERS = ['glance=WARN', 'glance_store=WARN']
 # The simulated devices of the all-in-one: two FPGAs and a GPU.
@@ -66,6 +70,10 @@ def set_defaults(conf, environ=None, cwd=None):
     conf.set_default('auth_strategy', 'noauth')
     conf.set_default('host_ip', '127.0.0.1', group='api')
     conf.set_default('port', 6666, group='api')
+    # Browsers refuse port 6666 (cyborg.api.fleet.port): the page has its own.
+    conf.set_default('fleet_page_port', FLEET_PAGE_PORT, group='api')
+    # GET /metrics on the API's port: the API's, conductor's and agent's.
+    conf.set_default('enabled', True, group='metrics')
     conf.set_default('enabled_drivers', ['fake_driver'], group='agent')
     conf.set_default('fake_inventory', FLEET_PATH, group='agent')
     conf.set_default('auth_type', 'admin_token', group='placement')

@@ -499,7 +499,8 @@ class EmbeddedGlance:
             sync_database()
             app = load_app(config)
         self._server = api_server.Server(app, self.host, self.port,
-                                         threads=self.threads, name='glance')
+                                         threads=self.threads, name='glance',
+                                         option='[aio] glance_port')
         self._server.start()
         self.port = self._server.port
         # Where other API workers reach this one (image import).

@@ -77,7 +77,9 @@ class EmbeddedPlacement:
         sync_database(config)
         app = load_app(config)
         self._server = api_server.Server(app, self.host, self.port,
-                                     threads=self.threads, name='placement')
+                                         threads=self.threads,
+                                         name='placement',
+                                         option='[aio] placement_port')
         self._server.start()
         self.port = self._server.port
         LOG.info('Placement listening on %s', self.endpoint)

@@ -178,8 +178,13 @@ def setup_pecan_app(conf):
         debug=False)
 
 
-def setup_app(conf=None):
-    """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF)."""
+def setup_app(conf=None, metrics_registry=None):
+    """The complete WSGI application configured from ``conf`` (cyborg.conf.CONF).
+
+    ``metrics_registry`` is what GET /metrics serves when [metrics] enabled
+    (the all-in-one's holds its conductor's and agent's metrics too);
+    cyborg-api's own by default.
+    """
     conf = cyborg_conf.CONF if conf is None else conf
     policies.init(conf)
     application = RequestTarget(RequestBody(
@@ -216,7 +221,7 @@ def setup_app(conf=None):
             application, {'enable_proxy_headers_parsing': True})
     application = Healthcheck(application, conf)
     if conf.metrics.enabled:
-        application = api_metrics.Metrics(application)
+        application = api_metrics.Metrics(application, metrics_registry)
     application = request_id.RequestId(application)
     return ReleasedLocals(application)
 
@@ -233,4 +238,4 @@ def api_server(conf, app=None):
         threads=conf.api.api_workers, name='cyborg-api',
         backlog=conf.api.backlog, max_queued=conf.api.max_queued_requests,
         retry_after=conf.api.retry_after,
-        busy=(busy.content_type, busy.body))
+        busy=(busy.content_type, busy.body), option='[api] port')

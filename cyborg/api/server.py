@@ -17,10 +17,12 @@ sends, two new copies of a 500 kB list that cost more than sending it.
 """
 
 import concurrent.futures
+import errno
 import io
 import logging
 import os
 import queue
+import re
 import signal
 import socket
 import threading
@@ -47,6 +49,37 @@ BUSY_IO_SECONDS = 2
 # A request longer than this (head or body) is not read to its end; the
 # connection is closed after the answer anyway.
 BUSY_READ_LIMIT = 1024 * 1024
+
+
+class ListenError(OSError):
+    """A server could not listen on its address: one line that says which
+    service, which address, why, and which option moves it."""
+
+    def __init__(self, name, host, port, reason, option=None):
+        message = '%s cannot listen on %s:%s: %s' % (name, host, port, reason)
+        if option:
+            message += '; set %s to another port' % option
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+def listen_failure_reason(error):
+    """Why ``error`` (an OSError of a bind) happened, in words: the
+    system's message of the last errno it names."""
+    if error.errno == errno.EADDRINUSE:
+        return 'the port is already in use'
+    if error.errno is not None and error.strerror:
+        return error.strerror
+    # cheroot folds the errors of each address it tried into one message.
+    named = re.findall(r'\[Errno (\d+)\] ([^)]*)', str(error))
+    if named and int(named[-1][0]) == errno.EADDRINUSE:
+        return 'the port is already in use'
+    if named:
+        return named[-1][1]
+    return str(error)
 
 
 def default_threads():
@@ -187,9 +220,11 @@ class Server:
 
     def __init__(self, app, host, port, threads=None, name='cyborg-api',
                  backlog=DEFAULT_BACKLOG, max_queued=DEFAULT_MAX_QUEUED,
-                 retry_after=DEFAULT_RETRY_AFTER, busy=None):
+                 retry_after=DEFAULT_RETRY_AFTER, busy=None, option=None):
         """``busy`` is the (content type, body) of the 503 answered when
-        ``max_queued`` requests wait for a thread already."""
+        ``max_queued`` requests wait for a thread already; ``option``
+        names the option that sets ``port`` (``[api] port``), for the
+        message of a port that cannot be listened on."""
         self.app = app
         self.host = host
         self.port = port
@@ -199,13 +234,18 @@ class Server:
         self.max_queued = max_queued
         self.retry_after = retry_after
         self.busy = busy or busy_body('%s is busy; retry later.' % name)
+        self.option = option
         self._server = None
         self._thread = None
         self._stop_requested = threading.Event()
         self._lock = threading.Lock()
 
     def start(self):
-        """Bind, listen and serve in a background thread."""
+        """Bind, listen and serve in a background thread.
+
+        :raises: ListenError when the address cannot be listened on (a
+            port in use, an address this host does not have).
+        """
         with self._lock:
             if self._server is not None:
                 return
@@ -219,7 +259,13 @@ class Server:
                 max=self.threads, request_queue_size=self.backlog,
                 accepted_queue_size=self.max_queued,
                 accepted_queue_timeout=0, busy_answers=busy_answers)
-            server.prepare()
+            try:
+                server.prepare()
+            except OSError as error:
+                busy_answers.stop()
+                raise ListenError(self.name, self.host, self.port,
+                                  listen_failure_reason(error),
+                                  self.option) from error
             self.port = server.bind_addr[1]
             self._server = server
             self._thread = threading.Thread(target=server.serve,

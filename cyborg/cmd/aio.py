@@ -15,6 +15,7 @@ from oslo_log import log
 
 from cyborg.aio import conf as aio_conf
 from cyborg.aio import launcher
+from cyborg.api import server
 from cyborg import conf
 from cyborg import objects
 from cyborg import service
@@ -46,11 +47,22 @@ def main(argv=None):
     all_in_one = launcher.AllInOne(conf.CONF)
     try:
         all_in_one.start()
+    except server.ListenError as error:
+        listen_error = error
     except Exception:
         LOG.exception('The all-in-one failed to start')
         return 1
-    LOG.info('cyborg all-in-one ready: API %s, Placement %s, host %s, '
-             'state in %s', all_in_one.api_url, all_in_one.placement_url,
+    else:
+        listen_error = None
+    if listen_error is not None:
+        # A port in use: one line, which port, which service, which option
+        # moves it (logged outside the handler: no exception appended).
+        LOG.error('The all-in-one failed to start: %s', listen_error)
+        return 1
+    LOG.info('cyborg all-in-one ready: API %s, fleet page %s, metrics %s, '
+             'Placement %s, host %s, state in %s', all_in_one.api_url,
+             all_in_one.fleet_page_url or '(off)',
+             all_in_one.metrics_url or '(off)', all_in_one.placement_url,
              conf.CONF.host, conf.CONF.aio.state_dir)
     service.settle_heap()
     while not stop_requested.wait(WAKE_UP_SECONDS):

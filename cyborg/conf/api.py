@@ -11,6 +11,16 @@ opts = [
     cfg.PortOpt(
         'port', default=6666,
         help='The TCP port on which cyborg-api listens.'),
+    cfg.PortOpt(
+        'fleet_page_port',
+        help='A second TCP port, on host_ip, on which cyborg-api serves '
+             'only the fleet page (/v2/fleet and its data) for browsers. '
+             'Chromium and Firefox refuse to open ports 6665-6669 (port '
+             '6666, the API\'s, among them), so a browser cannot open the '
+             'page on the API\'s own port. Unset (the default of '
+             'cyborg-api), no second port is opened; the all-in-one sets '
+             'it to 6680. Behind a TLS proxy on port 443 the page opens at '
+             'the proxy\'s address and this port is not needed.'),
     cfg.IntOpt(
         'api_workers', min=1,
         help='Number of request threads of cyborg-api. Defaults to 16 '

@@ -1,4 +1,5 @@
-"""Options of the [metrics] group: the Prometheus endpoints (off by default)."""
+"""Options of the [metrics] group: the Prometheus endpoints (off by default,
+on in the all-in-one)."""
 
 from oslo_config import cfg
 
@@ -11,7 +12,10 @@ opts = [
              '(without a token, like /healthcheck: restrict it by network), '
              'cyborg-conductor and cyborg-agent serve them over HTTP on '
              'conductor_port and agent_port. When off, nothing is measured '
-             'and no port is opened.'),
+             'and no port is opened. The all-in-one (cyborg-aio) turns it '
+             'on by default and answers GET /metrics on its API port with '
+             'the metrics of its API, conductor and agent together; it '
+             'opens neither conductor_port nor agent_port.'),
     cfg.HostAddressOpt(
         'bind_host', default='0.0.0.0',
         help='The address on which cyborg-conductor and cyborg-agent serve '

@@ -18,6 +18,8 @@ import prometheus_client
 from prometheus_client import multiprocess
 from oslo_messaging.rpc import dispatcher
 
+from cyborg.api import server as api_server
+
 LOG = logging.getLogger(__name__)
 
 # prometheus_client reads it when it is imported: every process of a
@@ -62,6 +64,35 @@ def scrape_registry(registry, collectors=()):
     return registry
 
 
+class _Combined:
+    """The families of several registries as one collector. A name given
+    already is left out: each registry has the same process's ``process_*``
+    and ``python_*`` families, and a scrape may hold each name once."""
+
+    def __init__(self, registries):
+        self._registries = list(registries)
+
+    def collect(self):
+        seen = set()
+        for registry in self._registries:
+            for family in registry.collect():
+                if family.name not in seen:
+                    seen.add(family.name)
+                    yield family
+
+    def describe(self):
+        # Nothing to check at registration: each registry checked its own.
+        return []
+
+
+def combined_registry(registries):
+    """One registry serving the families of ``registries`` (the all-in-one's
+    API, conductor and agent), each name once."""
+    registry = prometheus_client.CollectorRegistry()
+    registry.register(_Combined(registries))
+    return registry
+
+
 def process_registry():
     """A registry with the serving process's own CPU, memory and GC metrics."""
     registry = prometheus_client.CollectorRegistry()
@@ -103,22 +134,32 @@ class Exporter:
     takes a free port (``port`` says which once started).
     """
 
-    def __init__(self, host, port, registry, name):
+    def __init__(self, host, port, registry, name, option=None):
+        """``option`` names the option of ``port``, for the message of a
+        port that cannot be listened on."""
         self.host = host
         self.port = port
         self.registry = registry
         self.name = name
+        self.option = option
         self._server = None
         self._thread = None
 
     def start(self):
         """Listen and serve until ``stop``; enable measuring in this process.
 
-        :raises: OSError when the port cannot be bound.
+        :raises: cyborg.api.server.ListenError when the port cannot be
+            bound.
         """
+        try:
+            self._server, self._thread = prometheus_client.start_http_server(
+                self.port, addr=self.host, registry=self.registry)
+        except OSError as error:
+            raise api_server.ListenError(
+                '%s\'s metrics' % self.name, self.host, self.port,
+                api_server.listen_failure_reason(error),
+                self.option) from error
         enable()
-        self._server, self._thread = prometheus_client.start_http_server(
-            self.port, addr=self.host, registry=self.registry)
         self.port = self._server.server_port
         LOG.info('%s serves Prometheus metrics on %s:%d', self.name,
                  self.host, self.port)

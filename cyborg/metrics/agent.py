@@ -71,7 +71,12 @@ timed_report = metrics.timed(
     REPORT_SECONDS, lambda sent: 'sent' if sent else 'skipped')
 
 
+def scrape_registry():
+    """What a scrape of the agent reads."""
+    return metrics.scrape_registry(REGISTRY)
+
+
 def exporter(host, port):
     """The agent's metrics server on (host, port), not yet started."""
-    return metrics.Exporter(host, port, metrics.scrape_registry(REGISTRY),
-                            'cyborg-agent')
+    return metrics.Exporter(host, port, scrape_registry(), 'cyborg-agent',
+                            '[metrics] agent_port')

@@ -35,6 +35,11 @@ IN_FLIGHT = prometheus_client.Gauge(
     registry=REGISTRY, multiprocess_mode='livesum')
 
 
+def scrape_registry():
+    """What a scrape of cyborg-api reads."""
+    return metrics.scrape_registry(REGISTRY)
+
+
 def _pattern(template):
     parts = re.split('{[a-z_]+}', template)
     return re.compile('[^/]+'.join(re.escape(part) for part in parts))
@@ -72,10 +77,12 @@ class Metrics:
     what every worker wrote.
     """
 
-    def __init__(self, application):
+    def __init__(self, application, registry=None):
+        """``registry`` is what a scrape reads (``scrape_registry()`` by
+        default)."""
         self._application = application
         self._metrics_app = prometheus_client.make_wsgi_app(
-            metrics.scrape_registry(REGISTRY))
+            registry if registry is not None else scrape_registry())
 
     def __call__(self, environ, start_response):
         path = environ.get('PATH_INFO', '')

@@ -142,8 +142,12 @@ class FleetCollector:
         return []
 
 
+def scrape_registry():
+    """What a scrape of the conductor reads: its metrics and the fleet's."""
+    return metrics.scrape_registry(REGISTRY, [FleetCollector()])
+
+
 def exporter(host, port):
     """The conductor's metrics server on (host, port), not yet started."""
-    return metrics.Exporter(
-        host, port, metrics.scrape_registry(REGISTRY, [FleetCollector()]),
-        'cyborg-conductor')
+    return metrics.Exporter(host, port, scrape_registry(),
+                            'cyborg-conductor', '[metrics] conductor_port')

@@ -75,7 +75,8 @@ class AllInOne(fixtures.Fixture, Target):
             'aio': {'state_dir': state_dir,
                     'placement_port': processes.free_port(),
                     'glance_port': processes.free_port()},
-            'api': {'port': api_port},
+            'api': {'port': api_port,
+                    'fleet_page_port': processes.free_port()},
         }
         self.service = self.useFixture(processes.ServiceProcess(
             'cyborg-aio', options))

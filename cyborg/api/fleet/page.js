@@ -193,9 +193,9 @@
       });
       var totals = handleTotals(all);
       head.appendChild(element('span', 'host-count',
-        host.devices.length + (host.devices.length === 1 ? ' device' :
-                               ' devices') + ' \u00b7 ' + totals.in_use +
-        ' / ' + totals.total + ' handles in use'));
+        counted(host.devices.length, 'device', 'devices') + ' \u00b7 ' +
+        totals.in_use + ' / ' +
+        counted(totals.total, 'handle', 'handles') + ' in use'));
       section.appendChild(head);
       host.devices.forEach(function (device) {
         section.appendChild(deviceCard(device));
@@ -259,24 +259,36 @@
     container.replaceChildren(fragment);
   }
 
+  // The word for ``count`` things: one host, 0 hosts, 2 hosts.
+  function noun(count, one, many) {
+    return count === 1 ? one : many;
+  }
+
+  function counted(count, one, many) {
+    return count + ' ' + noun(count, one, many);
+  }
+
   function drawSummary(summary) {
     var list = document.getElementById('summary');
+    var bound = summary.arqs.Bound || 0;
+    // [figure, words after it, whether it is a warning]
     var items = [
-      ['hosts', summary.hosts],
-      ['devices', summary.devices],
-      ['deployables', summary.deployables],
-      ['handles in use', summary.attach_handles.in_use + ' / ' +
-                         summary.attach_handles.total],
-      ['bound ARQs', summary.arqs.Bound || 0]
+      [summary.hosts, noun(summary.hosts, 'host', 'hosts')],
+      [summary.devices, noun(summary.devices, 'device', 'devices')],
+      [summary.deployables,
+       noun(summary.deployables, 'deployable', 'deployables')],
+      [summary.attach_handles.in_use + ' / ' + summary.attach_handles.total,
+       noun(summary.attach_handles.total, 'handle', 'handles') + ' in use'],
+      [bound, 'bound ' + noun(bound, 'ARQ', 'ARQs')]
     ];
     if (summary.maintaining_devices) {
-      items.push(['in maintenance', summary.maintaining_devices]);
+      items.push([summary.maintaining_devices, 'in maintenance', true]);
     }
     var fragment = document.createDocumentFragment();
     items.forEach(function (item) {
-      var entry = element('li', item[0] === 'in maintenance' ? 'warn' : null);
-      entry.appendChild(element('strong', null, item[1]));
-      entry.appendChild(element('span', null, ' ' + item[0]));
+      var entry = element('li', item[2] ? 'warn' : null);
+      entry.appendChild(element('strong', null, item[0]));
+      entry.appendChild(element('span', null, ' ' + item[1]));
       fragment.appendChild(entry);
     });
     list.replaceChildren(fragment);

@@ -140,7 +140,8 @@ class ClientsTestCase(base.TestCase):
             fleet_file.write(FLEET)
         cls.aio = processes.ServiceProcess('cyborg-aio', {
             'DEFAULT': {'host': cls.host},
-            'api': {'port': cls.api_port, 'max_limit': MAX_LIMIT},
+            'api': {'port': cls.api_port, 'max_limit': MAX_LIMIT,
+                    'fleet_page_port': processes.free_port()},
             'aio': {'state_dir': cls.state_dir,
                     'placement_port': processes.free_port(),
                     'glance_port': processes.free_port()},

@@ -140,7 +140,8 @@ class TestAllInOneServesGlance(base.TestCase):
         self.glance_port = processes.free_port()
         options = {
             'DEFAULT': {'host': 'aio-%s' % uuid.uuid4().hex[:8]},
-            'api': {'port': processes.free_port()},
+            'api': {'port': processes.free_port(),
+                    'fleet_page_port': processes.free_port()},
             'aio': {'state_dir': self.state_dir,
                     'placement_port': processes.free_port(),
                     'glance_port': self.glance_port},

@@ -64,7 +64,8 @@ class TestProgramAllInOne(base.TestCase):
         directory = self.useFixture(fixtures.TempDir()).path
         self.aio = self.useFixture(processes.ServiceProcess('cyborg-aio', {
             'DEFAULT': {'host': 'aio-%s' % uuid.uuid4().hex[:8]},
-            'api': {'port': api_port},
+            'api': {'port': api_port,
+                    'fleet_page_port': processes.free_port()},
             'aio': {'state_dir': os.path.join(directory, 'state'),
                     'placement_port': processes.free_port(),
                     'glance_port': glance_port},

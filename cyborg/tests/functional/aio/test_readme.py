@@ -48,7 +48,8 @@ class TestReadmeFirstHour(base.TestCase):
         cls.api_port = processes.free_port()
         cls.placement_port = processes.free_port()
         cls.aio = processes.ServiceProcess('cyborg-aio', {
-            'api': {'port': cls.api_port},
+            'api': {'port': cls.api_port,
+                    'fleet_page_port': processes.free_port()},
             'aio': {'state_dir': os.path.join(cls.directory, 'state'),
                     'placement_port': cls.placement_port,
                     'glance_port': processes.free_port()},
