@@ -7,7 +7,8 @@ the host's rows, read in one query per table, and the differences are
 written with bulk statements: rows the report identifies (by the rules of
 ``cyborg.agent.drivers.base``) are kept and updated in place, new ones are
 inserted level by level of their trees, and rows no longer reported are
-deleted unless a bound ARQ holds them.
+deleted unless a bound ARQ holds them. A deployable's ``bitstream_id``
+follows what its device reports it holds (``report_bitstreams``).
 Attributes added through the API are the operator's: a report neither
 matches nor deletes them (the report's own carry a uuid derived from their
 identity). Placement is brought in step afterwards by ``placement_sync``.
@@ -41,6 +42,7 @@ import uuid
 from oslo_utils import uuidutils
 
 from cyborg.conductor import placement_sync
+from cyborg.conductor import report_bitstreams
 from cyborg.conductor import report_validation
 from cyborg.db import api as db_api
 from cyborg.db.queries import attach_handles
@@ -110,7 +112,11 @@ class _Reconciliation:
         # Filled by _apply_devices: device id -> driver name, and
         # (device id, top-level reported deployables) per reported device.
         self.driver_of_device = {}
+        self.reports_bitstreams = {}
         self.deployables_by_device = []
+        # (deployable row, recorded image, image now recorded) of the
+        # deployables whose bitstream_id the report changes.
+        self.bitstream_changes = []
         # Ids of the deployables whose attributes the report inserts,
         # updates or deletes: their stored attributes_list is refreshed
         # once, after the last attribute write (_refresh_attributes_lists).
@@ -128,6 +134,8 @@ class _Reconciliation:
         self._apply_attach_handles(device_ids, deployable_ids)
         self._remove_unreported(device_ids, deployable_ids)
         self._refresh_attributes_lists()
+        report_bitstreams.log_changes(self.context, self.host,
+                                      self.bitstream_changes, self.deployables)
 
     # Reading: one query per table.
 
@@ -198,6 +206,7 @@ class _Reconciliation:
         for device in self.reported:
             device_id = device_ids[device.identity]
             self.driver_of_device[device_id] = device.driver_name
+            self.reports_bitstreams[device_id] = device.reports_bitstreams
             self.deployables_by_device.append((device_id, device.deployables))
         return device_ids
 
@@ -239,10 +248,13 @@ class _Reconciliation:
             new_rows = []
             updates = []
             for deployable, device_id, parent_id, root_id in level:
+                row = self.deployable_by_name.get((device_id, deployable.name))
                 columns = {'num_accelerators': deployable.num_accelerators,
                            'driver_name': self.driver_of_device[device_id],
-                           'parent_id': parent_id, 'root_id': root_id}
-                row = self.deployable_by_name.get((device_id, deployable.name))
+                           'parent_id': parent_id, 'root_id': root_id,
+                           'bitstream_id': report_bitstreams.recorded(
+                               deployable, row,
+                               self.reports_bitstreams[device_id], self.now)}
                 if row is None:
                     new_rows.append(dict(
                         columns, uuid=uuidutils.generate_uuid(),
@@ -258,6 +270,9 @@ class _Reconciliation:
                 if any(row[name] != value for name, value in columns.items()):
                     updates.append(dict(columns, id=row['id'],
                                         updated_at=self.now))
+                if row['bitstream_id'] != columns['bitstream_id']:
+                    self.bitstream_changes.append(
+                        (row, row['bitstream_id'], columns['bitstream_id']))
             inventory.update_rows(self.context, inventory.Deployable, updates)
             inserted = inventory.insert_rows(
                 self.context, inventory.Deployable, new_rows)

@@ -8,6 +8,12 @@ nesting depths, names, duplicates) and returns the report as
 ``cyborg.conductor.inventory_report`` can compare them with stored rows
 as plain strings. A malformed report raises ``exception.Invalid`` naming
 the host and the first problem found; then nothing is written.
+
+A deployable's ``bitstream_id`` attribute is the Glance image it holds
+(``ReportedDeployable.bitstream_id``): a text that fits the column it is
+recorded in. A device's ``reports_bitstreams`` (a boolean, False when
+absent: agents older than it) says that its deployables without one hold
+none.
 """
 
 import dataclasses
@@ -26,6 +32,10 @@ MAX_ATTRIBUTE_DEPTH = 4
 STRING_LIMITS = {'type': 30, 'vendor': 255, 'model': 255, 'cpid_type': 30,
                  'cpid_info': 255, 'attach_info': 255, 'name': 255,
                  'driver_name': 100, 'key': 255}
+# The attribute naming the image a deployable holds, and the length of the
+# column it is recorded in (deployables.bitstream_id).
+BITSTREAM_KEY = 'bitstream_id'
+BITSTREAM_LIMIT = 36
 
 
 def canonical_json(value):
@@ -67,6 +77,14 @@ class ReportedDeployable:
             attribute.key == 'rc' and attribute.value
             for attribute in self.attributes)
 
+    @property
+    def bitstream_id(self):
+        """The image the deployable says it holds, or None."""
+        for attribute in self.attributes:
+            if attribute.key == BITSTREAM_KEY:
+                return attribute.value
+        return None
+
 
 @dataclasses.dataclass
 class ReportedDevice:
@@ -81,6 +99,8 @@ class ReportedDevice:
     cpid_info: str
     driver_name: str
     deployables: list
+    # Whether a deployable reporting no bitstream_id holds none.
+    reports_bitstreams: bool = False
 
     @property
     def identity(self):
@@ -175,7 +195,10 @@ class _Validator:
                 'vendor_board_info', where),
             cpid_type=cpid_type, cpid_info=cpid_info, driver_name=driver_name,
             deployables=[self.deployable(child, where, 1)
-                         for child in deployables])
+                         for child in deployables],
+            reports_bitstreams=self.field(entry, 'reports_bitstreams', where,
+                                          bool, required=False,
+                                          default=False))
 
     def deployable(self, entry, where, depth):
         """One deployable and its subtree; at ``depth`` 1 below the device."""
@@ -206,12 +229,23 @@ class _Validator:
                       for handle in handles]
         if len(set(identities)) != len(identities):
             self.fail(where, 'an attach handle is reported twice')
+        self.check_bitstream(attributes.get(BITSTREAM_KEY), where)
         return ReportedDeployable(
             name=name, num_accelerators=num_accelerators,
             attributes=self.attributes(attributes, where, 1),
             attach_handles=handles,
             children=[self.deployable(child, where, depth + 1)
                       for child in children])
+
+    def check_bitstream(self, value, where):
+        """A ``bitstream_id`` attribute must be an image id that fits."""
+        if value is None:
+            return
+        if not isinstance(value, str) or not value or \
+                len(value) > BITSTREAM_LIMIT:
+            self.fail(where, 'attribute %r must be a Glance image id (a '
+                             'text of 1 to %d characters), got %r'
+                      % (BITSTREAM_KEY, BITSTREAM_LIMIT, value))
 
     def attributes(self, attributes, where, depth):
         """A deployable's attributes; dict values become nested attributes."""

@@ -103,6 +103,20 @@ def held_by_arqs(context, host):
     return deployable_ids, attach_handle_ids
 
 
+@db_api.reader
+def arqs_holding(context, deployable_ids):
+    """{deployable id: [ARQ uuid, ...]} of the ARQs holding these
+    deployables (Bound or BindStarted), in one query."""
+    found = {}
+    for chunk in id_chunks(deployable_ids):
+        query = sa.select(ARQ.c.deployable_id, ARQ.c.uuid).where(
+            ARQ.c.state.in_(fields.ARQState.HOLDING),
+            ARQ.c.deployable_id.in_(chunk)).order_by(ARQ.c.id)
+        for deployable_id, arq_uuid in context.session.execute(query):
+            found.setdefault(deployable_id, []).append(arq_uuid)
+    return found
+
+
 @db_api.writer
 def insert_rows(context, table, rows):
     """Insert ``rows`` (dicts holding a ``uuid``) into ``table``; return {uuid: id}.
