@@ -31,7 +31,7 @@ from cyborg.objects import base as objects_base
 LOG = logging.getLogger(__name__)
 
 # Exceptions from these modules re-raise on the caller's side with their class:
-# the domain exceptions, a bitstream's (seed 002), programming's own and this
+# the domain exceptions, a bitstream's metadata, programming's own and this
 # module's (a conductor that cannot reach an agent: 503 at the API).
 ALLOWED_EXMODS = ['cyborg.exception', 'cyborg.bitstream',
                   'cyborg.conductor.programming', 'cyborg.rpc']

@@ -1,13 +1,13 @@
 """os-acc: attach Cyborg accelerators to instances from a compute node.
 
-The library of seed 003 (patterned after os-vif and os-brick). A compute
+A compute node's library (patterned after os-vif and os-brick). A compute
 driver calls ``initialize()`` once at start of day, ``plug(instance_info,
 selected_rp, flavor_extra_specs)`` before it builds an instance that needs
 accelerators and ``unplug(instance_info)`` when the instance stops using
 them. Each call is one RPC call to cyborg-conductor, with the
 configuration ``configure()`` loads (implicitly at the first call).
-``live_migrate`` and ``snapshot`` refuse the operations seed 003 does not
-support with accelerators (``Unsupported``). See
+``live_migrate`` and ``snapshot`` refuse the operations that cannot keep
+an instance's accelerators (``Unsupported``). See
 doc/source/admin/compute-node.rst for the arguments, results, errors and
 what each instance operation calls.
 """

@@ -3,7 +3,7 @@
 Each call is one RPC call to cyborg-conductor (``ConductorAPI``), which
 does the work on the paths the ARQ API uses (``cyborg.conductor.
 os_acc_calls``). The calls are thread-safe: a compute driver may run them
-from a ``ThreadPoolExecutor``, as seed 003 shows. The calls act as the
+from a ``ThreadPoolExecutor``. The calls act as the
 compute node's Cyborg service (an admin context with a service token,
 in the instance's project); the node's identity is ``[DEFAULT] host``,
 the host its agent reports as.

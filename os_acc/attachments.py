@@ -1,4 +1,4 @@
-"""What ``plug`` returns for each accelerator (seed 003's dictionaries).
+"""What ``plug`` returns for each accelerator (one dictionary each).
 
 A PCI attach handle (``PCI``, or ``TEST_PCI`` of the fake driver) becomes
 ``{"pci_id": "dddd:bb:dd.f"}``, a mediated device (``MDEV``, a vGPU)

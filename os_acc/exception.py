@@ -62,7 +62,7 @@ class DeviceProfileNotFound(OsAccError, ValueError):
 
 
 class Unsupported(OsAccError):
-    """An instance operation seed 003 does not support with accelerators:
+    """An instance operation that cannot keep its accelerators:
     live migration (``live_migrate``), and snapshots to boot from
     (``snapshot``). Raised before anything changes: the instance keeps
     its accelerators. ``operation`` names it."""

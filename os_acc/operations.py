@@ -1,4 +1,4 @@
-"""The instance operations seed 003 does not support with accelerators.
+"""The instance operations not supported with accelerators.
 
 Most operations need no os-acc call at all, or are ``unplug`` then
 ``plug`` (the table of doc/source/admin/compute-node.rst). Live migration
@@ -17,12 +17,12 @@ from os_acc import exception
 LOG = logging.getLogger(__name__)
 
 LIVE_MIGRATION_REASON = (
-    'accelerator state cannot move with a running instance (seed 003); '
+    'accelerator state cannot move with a running instance; '
     'cold migrate it instead: unplug, then plug on the destination')
 SNAPSHOT_REASON = (
     'an instance booted from the snapshot would expect its accelerators in '
-    'the state they had when it was taken (seed 003); the instance keeps '
-    'its accelerators')
+    'the state they had when it was taken, which no card can give back; '
+    'the instance keeps its accelerators')
 
 
 def _refuse_with_accelerators(operation, reason, instance_info,
@@ -56,7 +56,7 @@ def snapshot(instance_info, flavor_extra_specs):
     """Refuse a snapshot (an image to boot from) of an instance whose
     flavor asks for accelerators; return None for one that asks for none.
 
-    Seed 003 does not support booting off such a snapshot; Cyborg is not
+    Booting off such a snapshot is not supported; Cyborg is not
     told which image an instance boots from, so the refusal is here,
     before the snapshot exists.
 

@@ -96,7 +96,7 @@ class AgentAPI:
         (hash verified, at most [agent] max_bitstream_bytes) and has the
         driver ``driver_name`` program it into the deployable (region) it
         reported as ``deployable_name``. Returns ``{'code': int, 'message':
-        str}``, the code a ``ProgramResult`` (seed 001).
+        str}``, the code a ``ProgramResult``.
 
         :raises: oslo_messaging.MessagingTimeout when the agent does not
             answer within ``timeout`` seconds

@@ -22,7 +22,7 @@ MAX_HEADER = 'OpenStack-API-Maximum-Version'
 #   2.2 - GET /v2/device_profiles/{x} accepts a profile name as well as a uuid
 #   2.3 - devices carry status (enabled / maintaining); ARQs carry
 #         state_reason (an addition to upstream's 2.3: why a bind failed)
-#   2.4 - seed 000's queries: nested attributes shown under their parent
+#   2.4 - the FPGA model's queries: nested attributes shown under their parent
 #         (``children``; nested in a deployable's attributes_list);
 #         GET /v2/deployables/{uuid}/attributes[/{key}]; deployables carry
 #         their own id, parent_uuid and root_uuid; GET /v2/deployables

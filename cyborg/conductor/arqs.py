@@ -3,7 +3,7 @@
 Each workflow is one write transaction whose number of SQL statements does
 not depend on how many ARQs it touches (``cyborg.db.queries.arqs``). State
 changes are compare-and-set: an UPDATE guarded by the states the change is
-allowed from (api-contract.md §4), whose row count is checked, so that a
+allowed from (``fields.ARQState``'s sets), whose row count is checked, so that a
 bind, an unbind or the binder finishing concurrently cannot both win.
 
 A bind is recorded here (BindStarted with host, provider and instance)
@@ -43,7 +43,7 @@ STATES = fields.ARQState
 
 
 def arqs_per_group(groups):
-    """How many ARQs each group of a profile asks for (api-contract.md §5).
+    """How many ARQs each group of a profile asks for.
 
     The sum of the integer values of the group's ``resources:*`` keys; a
     Xilinx FPGA group is not doubled (Nova does not double its count).

@@ -109,7 +109,7 @@ class Device(Base):
 
 
 class Deployable(Base):
-    """A programmable or assignable part of a device, in a tree (seed 000).
+    """A programmable or assignable part of a device, in a tree.
 
     ``root_id`` points at the tree's root (the deployable standing for the
     whole device) and ``parent_id`` at the node directly above; both are

@@ -47,7 +47,7 @@ def check_fields(uuid, names):
     """400 unless ``names`` include every field of BIND_FIELDS.
 
     The fields are named as the paths of the bind document
-    (api-contract.md §4), ``/hostname`` and so on.
+    Nova sends, ``/hostname`` and so on.
 
     :raises: exception.InvalidParameterValue (400)
     """

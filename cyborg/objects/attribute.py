@@ -1,7 +1,7 @@
 """Attribute: a key/value fact about a deployable (resource class, traits).
 
 An attribute may be nested under another one of the same deployable
-(``parent_attribute_id``, seed 000): a driver reporting a dict value gets
+(``parent_attribute_id``): a driver reporting a dict value gets
 one attribute per key of it. ``AttributeTree`` is that nesting as the API
 shows it from microversion 2.4, built from rows (lists only render).
 """

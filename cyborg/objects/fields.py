@@ -77,7 +77,7 @@ class ARQState(fields.Enum):
     ALL = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND, UNBIND_FAILED,
            DELETING)
 
-    # The named sets of states; nothing else spells them (api-contract.md §4).
+    # The named sets of states; nothing else spells them.
     # A bind may start from these.
     BIND_FROM = (INITIAL, UNBOUND)
     # An unbind may start from these.

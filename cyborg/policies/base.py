@@ -1,6 +1,7 @@
 """Check strings shared by the rules of every resource, and the base rules.
 
-The role checks are the defaults of api-contract.md §3; the deprecated
+The role checks are the defaults upstream's clients and Nova expect
+(admin, project member or reader, and the service role); the deprecated
 ``LEGACY_*`` checks are what operators get with
 ``[oslo_policy] enforce_new_defaults = False``.
 """

@@ -1,4 +1,4 @@
-"""The version documents of GET / and GET /v2 (api-contract.md §1)."""
+"""The version documents of GET / and GET /v2, as upstream's clients read them."""
 
 from cyborg.api import microversions
 
@@ -11,7 +11,7 @@ DESCRIPTION = (
 
 def v2_version(version_id, href, version_key=True):
     """The description of API v2, under ``version_id`` and linking to
-    ``href``; with seed 004's ``version`` (the newest microversion, as
+    ``href``; with the ``version`` key (the newest microversion, as
     ``max_version``) when ``version_key``."""
     document = {
         'id': version_id,

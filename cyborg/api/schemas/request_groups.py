@@ -3,7 +3,7 @@
 A group is a flat object of strings, each key one of ``resources:<class>``
 (an amount of an accelerator resource class), ``trait:<CUSTOM_...>``
 (``required`` or ``forbidden``) or ``accel:<property>`` (free text;
-``accel:bitstream_id`` a Glance image uuid), api-contract.md §5. Every
+``accel:bitstream_id`` a Glance image uuid), as Nova's flavors give them. Every
 rule is a pattern used both by ``check`` and by the group's JSON Schema.
 """
 

@@ -194,7 +194,7 @@ ROOT = _object({
     'default_version': {'$ref': '#/components/schemas/Version'},
 }, 'The API versions of the service.')
 
-# The error body: one key whose string holds JSON (api-contract.md §2).
+# The error body: one key whose string holds JSON, as upstream answers.
 FAULT = _object({
     'faultcode': field({'enum': ['Client', 'Server']},
                        'Client for a 4xx, Server for a 5xx.'),

@@ -2,7 +2,7 @@
 
 An unbound ARQ has ``attach_handle_type`` ``""``, ``attach_handle_uuid``
 null and ``attach_handle_info`` ``{}``; a bound one has its attach handle's
-type, uuid and info, an object of strings (api-contract.md §4).
+type, uuid and info, an object of strings.
 From microversion 2.3 an ARQ also carries ``state_reason``, why its last
 bind failed (null otherwise): an addition to upstream's fields, left out
 below 2.3 so that Nova's answers keep upstream's shape.

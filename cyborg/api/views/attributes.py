@@ -1,6 +1,6 @@
 """Attributes as the API shows them (Cyborg API v2 field names).
 
-From microversion 2.4 an attribute nested under another (seed 000's
+From microversion 2.4 an attribute nested under another (its
 ``parent_attribute_id``) is shown under its parent: each attribute has
 ``parent_attribute_uuid`` and ``children``, the attributes nested directly
 under it, shown the same way; a list holds the top-level attributes only.

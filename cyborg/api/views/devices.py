@@ -1,7 +1,7 @@
 """Devices as the API shows them (Cyborg API v2 field names).
 
 ``status`` and ``status_reason`` (why a device is in maintenance; an
-addition to upstream's fields, kept with seed 004's PATCH) appear from
+addition to upstream's fields, kept with the status PATCH) appear from
 microversion 2.3; the internal ``id`` never does. A list renders database
 rows straight (no object per row), each read by position
 (``listing.values_of``) into the fields ``_body`` gives one Device.

@@ -1,4 +1,4 @@
-"""Seed 002's bitstream metadata: keys, formats, topology, tag, matching."""
+"""Bitstream metadata in Glance: keys, formats, topology, tag, matching."""
 
 import json
 import pathlib
@@ -17,7 +17,7 @@ SHELL = '0b0a5c1e-3f4e-4c2a-9a55-6f1c2d7e8a90'
 REGION = '9346116d97f4432b4fa2a3a4b6a1d2ab'
 REGION_DASHED = '9346116d-97f4-432b-4fa2-a3a4b6a1d2ab'
 FUNCTION = 'd8424dc4-a4a3-c413-f89e-433683f9040b'
-# Seed 002's example topology.
+# A topology as a bitstream's metadata give it.
 SEED_TOPOLOGY = {
     'pf_num': 2, 'vf_num': 2,
     'pf': [{'name': 'pf_1', 'capability': '', 'kpi': '', 'pci_offset': '0',

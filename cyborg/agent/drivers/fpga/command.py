@@ -4,8 +4,8 @@ The Intel and Xilinx drivers program a card by running their vendor's tool
 (OPAE's ``fpgaconf``, XRT's ``xbmgmt``) on the card's PCI function. Both go
 through ``run_tool``: the command is an argument list (never a shell), it
 gets a time limit, and whatever happens (exit status, time-out, missing or
-unusable executable) becomes a ``base.ProgramOutcome`` with seed 001's code
-and a message naming the tool and, on failure, the end of what it printed.
+unusable executable) becomes a ``base.ProgramOutcome`` with the programming
+result code and a message naming the tool and, on failure, the end of what it printed.
 ``pci_target`` checks the device and region named by the caller first.
 """
 

@@ -89,7 +89,7 @@ class OsAccProgrammingTest(os_acc_scenario.OsAccProcessesMixin,
         return found
 
     def _upload(self, region_id, function_uuid, name='aes-256'):
-        """A seed 002 bitstream for ``region_id`` in Glance; its image id."""
+        """A bitstream with its metadata for ``region_id`` in Glance; its image id."""
         properties = {
             'bs-name': name, 'bs-uuid': str(uuid.uuid4()),
             'vendor': '0x8086', 'board': 'pac_arria10', 'version': '2.1',

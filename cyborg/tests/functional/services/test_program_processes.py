@@ -40,7 +40,7 @@ FLEET = {'fpgas': [{
     ],
 }]}
 REGION = 'fpga-0000:10:00.0-region%d'
-# Seed 002's topology: 2 PFs of 3 VFs each.
+# A bitstream's topology: 2 PFs of 3 VFs each.
 TOPOLOGY = {'pf': [{'name': 'pf_%d' % pf,
                     'vf': [{'name': 'vf_%d_%d' % (pf, vf)} for vf in range(3)]}
                    for pf in range(2)]}

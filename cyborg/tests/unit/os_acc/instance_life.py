@@ -5,7 +5,7 @@ agent, a conductor, Placement) a second compute node, HOST_B, with its own
 agent and fake devices; the real WSGI application of the API (noauth:
 every request is Nova's, with a service token); and the conductor's binder
 running, as the service runs it. An instance then goes through the
-operations of seed 003 either way:
+instance operations either way:
 
 * ``OsAccDriver``: a compute driver with os-acc, ``plug`` on the compute
   node the instance lands on (os-acc acts as ``[DEFAULT] host``), and

@@ -1,4 +1,4 @@
-"""Seed 003's instance operations, each driven with os-acc and with the ARQ
+"""The instance operations a compute node drives, each driven with os-acc and with the ARQ
 API (as Nova does), on a real conductor, two agents and a real Placement.
 
 One test per row of the table "Instance operations" of

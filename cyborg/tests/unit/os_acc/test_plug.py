@@ -227,7 +227,7 @@ class RestartTests(compute_node.ComputeNodeTestsBase):
 
 
 class ConcurrentPlugTests(compute_node.ComputeNodeTestsBase):
-    """Plugs from a ThreadPoolExecutor, as seed 003 shows a driver calling."""
+    """Plugs from a ThreadPoolExecutor, as a compute driver may call them."""
 
     def test_twenty_instances_at_once(self):
         instances = [instance_info('vm-%d' % number) for number in range(20)]

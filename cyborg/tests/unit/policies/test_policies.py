@@ -1,4 +1,4 @@
-"""The policy rules: documented, registered, and enforced as api-contract §3 says."""
+"""The policy rules: documented, registered, and enforced with their defaults."""
 
 import os
 import subprocess
@@ -23,7 +23,7 @@ from cyborg.policies import device_profile
 from cyborg.policies import fleet
 from cyborg.tests import base
 
-# Every rule of api-contract.md §3 and its default.
+# Every rule upstream's clients and Nova rely on, and its default.
 EXPECTED_DEFAULTS = {
     'cyborg:device_profile:get_all': base_policies.READER_OR_ADMIN,
     'cyborg:device_profile:get_one': base_policies.READER_OR_ADMIN,

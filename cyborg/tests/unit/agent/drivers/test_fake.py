@@ -144,7 +144,7 @@ class TestInventoryFile(FakeDriverTestCase):
              for handle in first.attach_handles])
         self.assertEqual({'TEST_PCI'}, {handle.attach_type
                                         for handle in first.attach_handles})
-        # Seed 000's tree: card, region, PFs, and each PF's VFs below it.
+        # The FPGA model's tree: card, region, PFs, and each PF's VFs below it.
         self.assertEqual(
             [('fpga-0000:10:00.0-region0-pf0',
               {'pci_address': '0000:10:00.0', 'num_vfs': '5'}),

@@ -16,7 +16,7 @@ FLEET = pathlib.Path(fake.__file__).parents[2] / 'aio' / 'fleet.yaml'
 Result = driver_base.ProgramResult
 FUNCTION = 'a1b2c3d4-0000-4000-8000-00000000f00d'
 FUNCTION_TRAIT = 'CUSTOM_FPGA_FUNCTION_ID_A1B2C3D400004000800000000000F00D'
-# Seed 002's example: 2 PFs with a VF each.
+# A bitstream's topology: 2 PFs with a VF each.
 SEED_TOPOLOGY = {
     'pf_num': 2, 'vf_num': 2,
     'pf': [{'name': 'pf_1', 'capability': '', 'kpi': '', 'pci_offset': '0',
@@ -34,7 +34,7 @@ def topology(pfs, vfs_per_pf):
 
 
 def metadata(**changes):
-    """A seed 002 bitstream (its Glance image) with ``changes``."""
+    """A bitstream with its metadata (its Glance image) with ``changes``."""
     image = {'id': 'e1a5b2c3-0000-4000-8000-000000000001', 'tags': ['FPGA'],
              'bs-name': 'aes-128', 'bs-uuid': bitstream.normalize_uuid(
                  '5f1c2d7e8a904c2a9a556f1c2d7e8a90'),
@@ -120,7 +120,7 @@ class TestOutcomes(ProgrammingTestCase):
         self.assertEqual([0, 1, 2, 3], [Result.SUCCESS, Result.FAILED,
                                         Result.INVALID_DEPLOYABLE,
                                         Result.INVALID_BITSTREAM])
-        # The name used before seed 001's codes still works.
+        # The name used before the programming result codes still works.
         self.assertIs(Result.FAILED, Result.FAILURE)
 
 
