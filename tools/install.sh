@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Create .venv and install cyborg into it, pinned by constraints.txt.
 #
-#   tools/install.sh            cyborg, its requirements and the test tools
-#                               (what tools/run-tests.sh needs)
-#   tools/install.sh --runtime  cyborg and its requirements only (what the
-#                               all-in-one, tools/aio.sh, needs)
+#   tools/install.sh            cyborg, its requirements, the all-in-one's
+#                               and the test tools (what tools/run-tests.sh
+#                               needs; the client among them)
+#   tools/install.sh --runtime  cyborg, its requirements and the all-in-one's
+#                               (setup.cfg's aio extra: Placement and Glance)
+#                               only: what tools/aio.sh needs
+#   tools/install.sh --client   --runtime, and the command-line client
+#                               (client-requirements.txt: openstack with
+#                               the accelerator commands)
+#
+# A real deployment's node installs with pip instead (README, "Deploying
+# for real"): without the aio extra, a compute node gets the agent's
+# dependencies alone.
 #
 # Safe to run again: a part already installed from the same requirement
 # files is skipped. Progress goes to the terminal one line per package; pip's
@@ -18,8 +27,9 @@ VENV=${CYBORG_VENV:-.venv}
 parts=(runtime test)
 case "${1:-}" in
     --runtime) parts=(runtime) ;;
+    --client) parts=(runtime client) ;;
     '') ;;
-    *) echo "usage: $0 [--runtime]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--runtime | --client]" >&2; exit 2 ;;
 esac
 
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
@@ -31,6 +41,7 @@ stamp_of() {
     case "$1" in
         runtime) cat requirements.txt constraints.txt setup.cfg ;;
         test) cat test-requirements.txt constraints.txt setup.cfg ;;
+        client) cat client-requirements.txt constraints.txt ;;
     esac | sha256sum | cut -d' ' -f1
 }
 
@@ -146,7 +157,12 @@ for part in "${todo[@]}"; do
             pip_install pip --upgrade pip
             pip_install 'cyborg and its requirements' -c constraints.txt \
                 -r requirements.txt
-            pip_install cyborg -c constraints.txt --no-deps -e . ;;
+            # The all-in-one's embedded Placement and Glance.
+            pip_install "cyborg and the all-in-one's servers" \
+                -c constraints.txt -e '.[aio]' ;;
+        client)
+            pip_install 'the command-line client (openstack accelerator)' \
+                -c constraints.txt -r client-requirements.txt ;;
         test)
             pip_install 'the test tools' -c constraints.txt \
                 -r test-requirements.txt
@@ -155,7 +171,7 @@ for part in "${todo[@]}"; do
             # MariaDB client headers mysqlclient builds against come first.
             mariadb_headers
             pip_install 'the database drivers' -c constraints.txt \
-                -e '.[mysql,psycopg]' ;;
+                -e '.[aio,mysql,psycopg]' ;;
     esac
     stamp_of "$part" > "$VENV/.cyborg-installed-$part"
 done
