@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install cyborg into .venv if needed, then run the all-in-one control plane
-# (API on http://127.0.0.1:6666) in the foreground until Ctrl-C.
+# in the foreground until Ctrl-C: the API and its /metrics on
+# http://127.0.0.1:6666, the fleet page on http://127.0.0.1:6680/v2/fleet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install.sh --runtime

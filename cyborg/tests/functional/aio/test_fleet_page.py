@@ -1,6 +1,11 @@
 """The fleet page in headless Chromium against cyborg-aio's default fleet.
 
-The page (GET /v2/fleet from a browser) draws the tree of
+The all-in-one runs as README starts it: no config file, every default
+(API on 6666, the fleet page on 6680, Placement on 8778, Glance on 9292),
+so those ports must be free. The browser opens the page at the address
+README gives, with Chromium's default port policy: it refuses the API's
+port 6666 (``ERR_UNSAFE_PORT``, checked too) and opens the page's. The
+page (GET /v2/fleet from a browser) draws the tree of
 ``cyborg/aio/fleet.yaml``; an ARQ bound through the API and a device put
 in maintenance appear at the next refresh, without reloading the page. The
 screenshot goes to ``$CYBORG_ARTIFACTS_DIR`` (default ``<repo>/.artifacts``)
@@ -12,7 +17,10 @@ it is missing the test skips, and fails with ``CI=true``.
 
 import os
 import pathlib
+import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import time
 import uuid
@@ -26,11 +34,10 @@ from cyborg.tests.functional.aio import clients
 from cyborg.tests.functional.aio import test_aio
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[4]
+README = REPOSITORY / 'README.rst'
 # The default fleet's deployables, resource providers and attach handles.
 DEPLOYABLES = len(test_aio.FLEET_TREE)
 HANDLES = 13
-# The page asks every second in this test (3 s by default).
-PAGE_PATH = '/v2/fleet?refresh=1'
 # The tree the page draws: [name, kind, parent name] of every node.
 DRAWN_TREE = '''Array.from(document.querySelectorAll('li[data-kind]')).map(
     function (node) {
@@ -38,6 +45,18 @@ DRAWN_TREE = '''Array.from(document.querySelectorAll('li[data-kind]')).map(
         return [node.dataset.name, node.dataset.kind,
                 parent ? parent.dataset.name : null];
     })'''
+SUMMARY = ('Array.from(document.querySelectorAll("#summary li")).map('
+           'function (item) { return item.textContent; })')
+
+
+def readme_page_url():
+    """The one address of the fleet page README gives."""
+    urls = set(re.findall(r'http://127\.0\.0\.1:\d+/v2/fleet\b',
+                          README.read_text(encoding='utf-8')))
+    if len(urls) != 1:
+        raise AssertionError('README gives %d addresses of the fleet page: '
+                             '%s' % (len(urls), sorted(urls)))
+    return urls.pop()
 
 
 def expected_kind(name, parent):
@@ -70,19 +89,24 @@ class TestFleetPage(base.TestCase):
         cls.binary = chromium.find_binary()
         if cls.binary is None:
             return
-        cls.host = 'fleet-%s' % uuid.uuid4().hex[:8]
-        cls.api_port = processes.free_port()
-        cls.state_dir = tempfile.mkdtemp(prefix='cyborg-fleet-page-')
-        cls.aio = processes.ServiceProcess('cyborg-aio', {
-            'DEFAULT': {'host': cls.host},
-            'api': {'port': cls.api_port},
-            'aio': {'state_dir': cls.state_dir,
-                    'placement_port': processes.free_port(),
-                    'glance_port': processes.free_port()},
-        })
-        cls.aio.setUp()
+        cls.page_url = readme_page_url()
+        cls.api_port = 6666
+        cls.directory = tempfile.mkdtemp(prefix='cyborg-fleet-page-')
+        cls.log_path = os.path.join(cls.directory, 'cyborg-aio.log')
+        # As README starts it: no config file, the state in .aio of the
+        # current directory.
+        with open(cls.log_path, 'wb') as log_file:
+            cls.process = subprocess.Popen(
+                [processes.console_script('cyborg-aio')],
+                stdin=subprocess.DEVNULL, stdout=log_file,
+                stderr=subprocess.STDOUT, cwd=cls.directory,
+                env={key: value for key, value in os.environ.items()
+                     if key != 'CYBORG_AIO_STATE_DIR'},
+                start_new_session=True)
         try:
             cls._wait_for_fleet()
+            cls.host = clients.http_get(cls.api_port, '/v2/fleet').json()[
+                'hosts'][0]['hostname']
         except BaseException:
             cls._stop()
             raise
@@ -94,16 +118,26 @@ class TestFleetPage(base.TestCase):
         super().tearDownClass()
 
     @classmethod
+    def _log(cls):
+        return processes.read_log(cls.log_path)
+
+    @classmethod
     def _stop(cls):
-        cls.aio.cleanUp()
-        shutil.rmtree(cls.state_dir, ignore_errors=True)
+        if cls.process.poll() is None:
+            os.killpg(cls.process.pid, signal.SIGTERM)
+            try:
+                cls.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(cls.process.pid, signal.SIGKILL)
+                cls.process.wait()
+        shutil.rmtree(cls.directory, ignore_errors=True)
 
     @classmethod
     def _wait_for_fleet(cls):
         deadline = time.monotonic() + clients.START_TIMEOUT
         while time.monotonic() < deadline:
-            if not cls.aio.is_running():
-                raise AssertionError('cyborg-aio exited:\n' + cls.aio.log())
+            if cls.process.poll() is not None:
+                raise AssertionError('cyborg-aio exited:\n' + cls._log())
             try:
                 summary = clients.http_get(cls.api_port,
                                            '/v2/fleet').json()['summary']
@@ -114,7 +148,7 @@ class TestFleetPage(base.TestCase):
                 pass
             time.sleep(0.3)
         raise AssertionError('the default fleet did not appear in GET '
-                             '/v2/fleet:\n' + cls.aio.log())
+                             '/v2/fleet:\n' + cls._log())
 
     def setUp(self):
         super().setUp()
@@ -125,11 +159,12 @@ class TestFleetPage(base.TestCase):
             self.skipTest('chromium is not installed')
         self.browser = chromium.Browser(self.binary)
         self.addCleanup(self.browser.close)
-        self.addOnException(self._attach_chromium_output)
+        self.addOnException(self._attach_outputs)
 
-    def _attach_chromium_output(self, exc_info):
+    def _attach_outputs(self, exc_info):
         self.addDetail('chromium', content.text_content(
             self.browser.output()))
+        self.addDetail('cyborg-aio-log', content.text_content(self._log()))
 
     def _call(self, method, path, body=None, status=None):
         response = clients.http_call(method, self.api_port, path, body)
@@ -170,12 +205,27 @@ class TestFleetPage(base.TestCase):
         self.assertEqual('Bound', state)
         return arq, instance
 
+    def test_the_api_port_is_refused_by_the_browser(self):
+        # Why the page has a port of its own: 6666 is on the browsers'
+        # list of restricted ports.
+        error = self.assertRaises(
+            chromium.ProtocolError, self.browser.navigate,
+            'http://127.0.0.1:%d/v2/fleet' % self.api_port)
+        self.assertIn('ERR_UNSAFE_PORT', str(error))
+
     def test_page_draws_the_fleet_and_follows_binds_and_maintenance(self):
-        url = 'http://127.0.0.1:%d%s' % (self.api_port, PAGE_PATH)
-        self.browser.navigate(url)
+        self.browser.navigate(self.page_url)
         self.browser.wait_for('document.body.dataset.refreshes >= 1')
         self.assertEqual('ok', self.browser.evaluate(
             'document.body.dataset.state'))
+        self.assertEqual(
+            ['1 host', '3 devices', '%d deployables' % DEPLOYABLES,
+             '0 / %d handles in use' % HANDLES, '0 bound ARQs'],
+            self.browser.evaluate(SUMMARY))
+        self.assertEqual(
+            '3 devices \u00b7 0 / %d handles in use' % HANDLES,
+            self.browser.evaluate(
+                'document.querySelector(".host-count").textContent'))
 
         # The tree of cyborg/aio/fleet.yaml, under one host.
         self.assertEqual([self.host], self.browser.evaluate(
@@ -232,6 +282,11 @@ class TestFleetPage(base.TestCase):
         self.assertEqual('1', self.browser.evaluate(
             'document.querySelector(\'section[data-state="Bound"] '
             '.arq-count\').textContent'))
+        self.assertEqual(
+            ['1 host', '3 devices', '%d deployables' % DEPLOYABLES,
+             '1 / %d handles in use' % HANDLES, '1 bound ARQ',
+             '1 in maintenance'],
+            self.browser.evaluate(SUMMARY))
 
         path = self.browser.screenshot(os.path.join(artifacts_dir(),
                                                     'fleet.png'))

@@ -31,7 +31,7 @@ COMMAND_TIMEOUT = 60
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(cyborg.__file__)))
 README = os.path.join(ROOT, 'README.rst')
 # The first line of README's block of commands; the block ends at a blank line.
-FIRST_LINE = '    IMAGE=$(.venv/bin/cyborg-bitstream upload '
+FIRST_LINE = '    IMAGE=$(.venv/bin/cyborg-bitstream show aes-128 '
 REGION = test_aio.INTEL + '-region1'
 BIN = os.path.dirname(sys.executable)
 
@@ -154,6 +154,18 @@ class TestProgramAllInOne(base.TestCase):
                          (answer['uuid'], answer['name'],
                           answer['bitstream_id']))
         self.assertEqual(image_id, self._deployable()['bitstream_id'])
+
+        # Safe to run twice: the second run finds the bitstream, uploads
+        # nothing and programs the same image.
+        again = subprocess.run(
+            ['bash', '-euo', 'pipefail', '-c',
+             readme_commands(self.api_url)],
+            capture_output=True, text=True, cwd=ROOT, env=self.environment,
+            timeout=COMMAND_TIMEOUT)
+        self.assertEqual(0, again.returncode, again.stderr)
+        self.assertEqual(image_id, json.loads(again.stdout)['bitstream_id'])
+        self.assertEqual([image_id], [row['id'] for row in self._bitstream(
+            'list', '--function-name', 'aes')])
 
         # Not a bitstream: the image lacks the FPGA tag.
         path = os.path.join(ROOT, 'etc', 'cyborg', 'fake-bitstream.gbs')
