@@ -2,6 +2,11 @@
 conductor client, the negotiated microversion, and the one place where
 errors become Cyborg's error body.
 
+A 4xx message echoes what the request sent (a name, a query value, a
+path segment); ``bounded`` cuts each long echo there, in the body and in
+the log line, so that a 10 KB name comes back as its first characters,
+an ellipsis and its length.
+
 ``all_hooks`` builds them from the application's configuration; no hook,
 controller, schema or view reads cyborg.conf.CONF while serving a request.
 """
@@ -16,6 +21,7 @@ import webob.exc
 from oslo_middleware import request_id as request_id_middleware
 from pecan import hooks
 
+from cyborg.api import fleet as fleet_page
 from cyborg.api import links
 from cyborg.api import microversions
 from cyborg import context as cyborg_context
@@ -26,9 +32,62 @@ LOG = logging.getLogger(__name__)
 GENERIC_SERVER_ERROR = ('An unexpected error prevented the server from '
                         'completing the request.')
 
+# An echo longer than MAX_ECHO characters is cut to its first ECHO_HEAD
+# and last ECHO_TAIL, with its length; a 4xx message longer than
+# MAX_MESSAGE after that (an echo full of spaces) to its first MAX_MESSAGE.
+MAX_ECHO = 120
+ECHO_HEAD = 60
+ECHO_TAIL = 8
+MAX_MESSAGE = 2000
+# A value quoted as repr() quotes it (after a space, '(', '[', '=' or
+# ':', before a space or punctuation, so an apostrophe is no quote), then
+# any run of characters without a space, '=' (name=<value>) or '/' (a
+# path's segments): what a message echoes.
+_QUOTED = re.compile(
+    r"""(?<![^\s(\[=:])(?:'(?:[^'\\]|\\.){%(n)d,}'|"(?:[^"\\]|\\.){%(n)d,}")"""
+    r"""(?=$|[\s.,;:)\]])""" % {'n': MAX_ECHO + 1})
+_RUN = re.compile(r'[^\s=/]{%d,}' % (MAX_ECHO + 1))
+# The media types the API answers in: JSON everywhere, the fleet page's
+# HTML too on its paths.
+SERVED = (fleet_page.JSON,)
+FLEET_SERVED = (fleet_page.JSON, fleet_page.HTML)
+
+
+_TRAILING = re.compile(r'[.,;:)\]]*$')
+
+
+def _cut(match):
+    """An echo of more than MAX_ECHO characters, cut; its length is the
+    value's (no quotes, no punctuation after it)."""
+    text = match.group()
+    after = _TRAILING.search(text).group()
+    text = text[:len(text) - len(after)]
+    quoted = len(text) > 1 and text[0] == text[-1] and text[0] in '\'"'
+    length = len(text) - 2 * quoted
+    if length <= MAX_ECHO:
+        return text + after
+    return '%s\u2026%s (%d characters)%s' % (
+        text[:ECHO_HEAD], text[-ECHO_TAIL:], length, after)
+
+
+def bounded(message):
+    """``message`` with each echo of more than MAX_ECHO characters cut to
+    its start, an ellipsis, its end and its length; at most MAX_MESSAGE
+    characters (and the length) in all."""
+    message = _RUN.sub(_cut, _QUOTED.sub(_cut, str(message)))
+    if len(message) > MAX_MESSAGE:
+        message = '%s\u2026 (%d characters)' % (message[:MAX_MESSAGE],
+                                                 len(message))
+    return message
+
 
 def error_response(status, message):
-    """A response with Cyborg's error body: ``error_message`` holds JSON text."""
+    """A response with Cyborg's error body: ``error_message`` holds JSON text.
+
+    A 4xx message is ``bounded``: its echoes of the request are cut.
+    """
+    if status < 500:
+        message = bounded(message)
     fault = {
         'faultcode': 'Client' if status < 500 else 'Server',
         'faultstring': message,
@@ -229,7 +288,35 @@ def _http_error_message(error, request):
     if isinstance(error, webob.exc.HTTPMethodNotAllowed):
         return 'The method %s is not allowed for %s.' % (request.method,
                                                           request.path)
+    if isinstance(error, webob.exc.HTTPNotAcceptable):
+        return not_acceptable_message(request)
     return error.detail or error.explanation or error.title
+
+
+def not_acceptable_message(request):
+    """Why Pecan answered 406: the Accept header names no media type the
+    resource answers in; say which it asked for and which it could have."""
+    accept = request.headers.get('Accept', '')
+    if request.path_info in fleet_page.PATHS:
+        served = '%s answers in %s' % (request.path,
+                                       ' or '.join(FLEET_SERVED))
+    else:
+        served = ('this API answers in %s (and GET /v2/fleet in %s too)'
+                  % (' or '.join(SERVED), fleet_page.HTML))
+    return ('Not acceptable: the Accept header asks for %r, but %s.'
+            % (accept, served))
+
+
+class _PecanNotAcceptableFilter(logging.Filter):
+    """Drop Pecan's own ERROR line for a 406 (naming its controller): a
+    client's Accept header is no server error, and ErrorHook logs the
+    answer once."""
+
+    def filter(self, record):
+        return 'does not support content_type' not in record.getMessage()
+
+
+logging.getLogger('pecan.core').addFilter(_PecanNotAcceptableFilter())
 
 
 _CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029]')
@@ -257,9 +344,9 @@ def log_error(request, status, message, error=None):
     INFO, a 5xx cyborg names at WARNING, any other with its traceback."""
     values = {
         'method': printable(request.method),
-        'path': printable(_path(request)),
+        'path': printable(bounded(_path(request))),
         'status': status,
-        'message': printable(message),
+        'message': printable(bounded(message) if status < 500 else message),
         'request_id': request.environ.get(
             request_id_middleware.ENV_REQUEST_ID),
     }

@@ -74,7 +74,8 @@ REFUSALS = (
           'The names of the profiles created at once must differ: '
           'uniqueItems compares whole items, not one field of them.'),
     Known('attribute-trait-or-resource-class', ('createAttribute',), 400,
-          r'^Invalid input: \S+ must be a standard (resource class|trait) ',
+          r'^Invalid input: \S+( \(\d+ characters\))? must be a standard '
+          r'(resource class|trait) ',
           'The value of an rc or trait<N> key must be a resource class or a '
           'trait Placement knows: the conductor checks it against '
           'os-resource-classes and os-traits (a conductor-side 400).'),
@@ -84,7 +85,8 @@ REFUSALS = (
           'named profile: a reference to stored data (a conductor-side '
           '400).'),
     Known('profile-group-asks-for-accelerators', ('createARQs',), 400,
-          r'^Invalid input: device profile \S+ asks for no accelerator',
+          r'^Invalid input: device profile \S+( \(\d+ characters\))? asks '
+          r'for no accelerator',
           'The profile named must ask for an accelerator (in the group '
           'named): a reference to stored data (a conductor-side 400).'),
     Known('length-in-bytes', (), 400,
