@@ -55,12 +55,14 @@ class ConductorManager:
             glance_for=functools.partial(glance_client.GlanceClient,
                                          conf.CONF))
         self.releaser = releasing.Releaser(agents)
-        # os-acc: plugs bind with this conductor's binder, in the caller's
-        # thread; host_status calls wait for the reports noted here.
-        self.plugger = os_acc_calls.Plugger(self.binder, self.releaser)
-        self.host_reports = os_acc_calls.HostReports()
         # [quota]: limits read from Keystone (or [quota] local_limits).
         self.quotas = quota.Quotas.from_conf(conf.CONF)
+        # os-acc: plugs bind with this conductor's binder, in the caller's
+        # thread, and create ARQs within its quotas; host_status calls wait
+        # for the reports noted here.
+        self.plugger = os_acc_calls.Plugger(self.binder, self.releaser,
+                                            self.quotas)
+        self.host_reports = os_acc_calls.HostReports()
 
     @property
     def placement(self):

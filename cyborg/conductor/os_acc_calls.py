@@ -8,7 +8,11 @@ these workflows do the rest on the paths the ARQ API uses:
   ``implicit_profile_name``), creates the instance's ARQs and records their
   bind (``cyborg.conductor.arqs``), then runs that bind in the calling
   thread with the conductor's binder (``Binder.bind``), so the answer is
-  the bind's outcome: no waiting for a worker, no polling. The ARQs are
+  the bind's outcome: no waiting for a worker, no polling. The ARQs it
+  creates count against the project's quota as an API create's do
+  (``cyborg.conductor.quota``): the same limits, checked in the
+  transaction that creates them and once more after its commit, and the
+  same ``QuotaExceeded`` (403) leaving nothing behind. The ARQs are
   recorded and leased to the binder in one transaction, so no sweep takes
   them over meanwhile, and the leases are renewed while the agent works.
   Everything is in the database: a second plug of the same instance to the
@@ -42,6 +46,7 @@ from cyborg import objects
 from cyborg.conductor import arqs
 from cyborg.conductor import device_profiles
 from cyborg.conductor import placement_sync
+from cyborg.conductor import quota
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import arq_binding as binding_queries
@@ -139,6 +144,9 @@ class _Start:
     bind: list = dataclasses.field(default_factory=list)
     held: list = dataclasses.field(default_factory=list)
     busy: bool = False
+    # The limited quota deltas of the ARQs it created (re-checked after
+    # the commit).
+    deltas: dict = dataclasses.field(default_factory=dict)
 
 
 class _Recorder:
@@ -172,11 +180,14 @@ class _CountingReleaser:
 
 
 class Plugger:
-    """plug and unplug over the conductor's ``binder`` and ``releaser``."""
+    """plug and unplug over the conductor's ``binder`` and ``releaser``;
+    ``quotas`` (a ``quota.Quotas``, the conductor's) limit the ARQs plugs
+    create."""
 
-    def __init__(self, binder, releaser):
+    def __init__(self, binder, releaser, quotas=None):
         self.binder = binder
         self.releaser = releaser
+        self.quotas = quotas
         self._leases = _LeaseKeeper(binder)
 
     def stop(self):
@@ -196,7 +207,10 @@ class Plugger:
 
         :raises: Invalid for a malformed argument; ResourceNotFound for an
             unknown profile; Conflict when the instance has accelerators
-            bound elsewhere or from another profile (unplug first)
+            bound elsewhere or from another profile (unplug first);
+            QuotaExceeded (403) when the ARQs it would create take the
+            instance's project past a limit (nothing is left then);
+            QuotaLimitsUnavailable (503) when the limits cannot be read
         """
         _check_uuid('instance_uuid', instance_uuid)
         _check_uuid('device_rp_uuid', rp_uuid)
@@ -207,12 +221,17 @@ class Plugger:
             raise exception.Invalid(reason='give device_profile_name or '
                                            'groups, not both or neither')
         instance_uuid = instance_uuid.lower()
+        # Read from Keystone before the transaction, not while it holds
+        # locks (as an API create does).
+        limits = self.quotas.limits_for(context.project_id) \
+            if self.quotas else {}
         for attempt in (1, 2):
             name = device_profile_name or ensure_implicit_profile(context,
                                                                   groups)
             target = Target(hostname, rp_uuid.lower(), name)
             try:
-                start = _start(context, self.binder, instance_uuid, target)
+                start = _start(context, self.binder, instance_uuid, target,
+                               limits)
                 break
             except exception.ResourceNotFound:
                 # An implicit profile deleted since it was found (no ARQ
@@ -223,6 +242,8 @@ class Plugger:
             self._release(context, start.held)
         if start.busy:
             return {'busy': True}
+        if start.deltas:
+            self._recheck_quota(context, instance_uuid, limits, start.deltas)
         if start.bind:
             self._bind(start.bind)
         rows = _instance_rows(context, instance_uuid)
@@ -239,6 +260,17 @@ class Plugger:
         LOG.warning('Plug of instance %s to %s on %s failed: %s',
                     instance_uuid, rp_uuid, hostname, '; '.join(reasons))
         return {'failed': reasons}
+
+    def _recheck_quota(self, context, instance_uuid, limits, deltas):
+        """Nova's re-check, after the commit and before the bind: a create
+        or plug of the project that committed at the same time may have
+        taken the last units too; then the instance's ARQs are deleted."""
+        try:
+            quota.enforce_again(limits, deltas,
+                                quota.arq_usage(context, context.project_id))
+        except exception.QuotaExceeded:
+            self._delete(context, instance_uuid)
+            raise
 
     def _release(self, context, held):
         """Have the agents release ``held``, after the commit; never raises."""
@@ -292,8 +324,13 @@ def _check_uuid(name, value):
 
 
 @db_api.writer
-def _start(context, binder, instance_uuid, target):
-    """Decide what the plug does and record it, in one transaction."""
+def _start(context, binder, instance_uuid, target, limits=None):
+    """Decide what the plug does and record it, in one transaction.
+
+    The ARQs it creates are checked against ``limits`` (the project's;
+    None or empty: no limit) before they are inserted; QuotaExceeded rolls
+    everything back.
+    """
     # From here to the commit, plugs and binds of this instance take turns.
     arq_queries.bound_to_instances(context, [instance_uuid], STATES.HOLDING,
                                    [])
@@ -324,11 +361,32 @@ def _start(context, binder, instance_uuid, target):
             context, [row['id'] for row in rows
                       if row['attach_handle_id'] is not None])
         arq_queries.destroy_many(context, ids, timeutils.utcnow())
+    deltas = _enforce_quota(context, target.profile_name, limits)
     created = arqs.create(context, target.profile_name)
     recorder = _Recorder(binder)
     arqs.bind(context, recorder, {
         arq.uuid: target.binding(instance_uuid) for arq in created})
-    return _Start(bind=recorder.uuids, held=held)
+    return _Start(bind=recorder.uuids, held=held, deltas=deltas)
+
+
+def _enforce_quota(context, profile_name, limits):
+    """The limited quota deltas of the ARQs of the profile ``profile_name``,
+    once the project's usage plus them is within ``limits``.
+
+    :raises: QuotaExceeded (403), the API create's error
+    """
+    if not limits:
+        return {}
+    profile = objects.DeviceProfile.get_by_name(context, profile_name)
+    deltas = collections.Counter()
+    for group, count in zip(profile.groups,
+                            arqs.arqs_per_group(profile.groups), strict=True):
+        deltas.update(quota.arq_classes(group, count))
+    deltas = quota.limited(limits, deltas)
+    if deltas:
+        quota.enforce(limits, deltas,
+                      quota.arq_usage(context, context.project_id))
+    return deltas
 
 
 def _lease(context, binder, arq_uuids):
