@@ -1,6 +1,7 @@
-"""README's "A first hour" runs as written against an all-in-one.
+"""README's "A first hour" and "When a bind fails" run as written against
+an all-in-one.
 
-The literal blocks of that section are the commands a new user copies:
+The literal blocks of those sections are the commands a new user copies:
 each is run with bash (``set -euo pipefail``) against a ``cyborg-aio`` of
 the default simulated fleet, with only the ports of the API and Placement
 and the path of ``.venv/bin/openstack`` replaced by this test's. A README
@@ -24,6 +25,7 @@ from cyborg.tests.fixtures import processes
 README = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..',
                       'README.rst')
 SECTION = 'A first hour'
+BIND_FAILS = 'When a bind fails'
 START_TIMEOUT = 90
 RUN_TIMEOUT = 120
 
@@ -136,3 +138,19 @@ class TestReadmeFirstHour(base.TestCase):
         profiles = requests.get('http://127.0.0.1:%d/v2/device_profiles'
                                 % self.api_port, timeout=10).json()
         self.assertEqual([], profiles['device_profiles'])
+
+    def test_a_failed_bind_and_its_reason(self):
+        with open(README) as readme:
+            blocks = section_blocks(readme.read(), BIND_FAILS)
+        self.assertEqual(1, len(blocks))
+        lines = self._run(blocks[0]).splitlines()
+        # 2.0 has the state only; 2.3 says why.
+        self.assertEqual(['BindFailed', 'None'], lines[:2])
+        self.assertEqual(3, len(lines), lines)
+        self.assertIn('offers VGPU, not the FPGA', lines[2])
+        # It cleaned up after itself.
+        for path, key in (('accelerator_requests', 'arqs'),
+                          ('device_profiles', 'device_profiles')):
+            self.assertEqual([], requests.get(
+                'http://127.0.0.1:%d/v2/%s' % (self.api_port, path),
+                timeout=10).json()[key])
