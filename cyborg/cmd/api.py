@@ -30,6 +30,11 @@ def main():
             page_server.start()
             LOG.info('The fleet page: %s', fleet_port.address(
                 conf.CONF.api.host_ip, page_server.port))
+        if conf.CONF.metrics.enabled:
+            api_server.start()
+            LOG.info('cyborg-api serves Prometheus metrics at %s',
+                     fleet_port.address(conf.CONF.api.host_ip,
+                                        api_server.port, '/metrics'))
         api_server.serve_forever()
     except server.ListenError as error:
         listen_error = error

@@ -57,7 +57,9 @@ def page_server(conf, application):
         threads=THREADS, name='fleet page', option='[api] fleet_page_port')
 
 
-def address(host, port):
-    """The page's address, for the log: ``host`` 0.0.0.0 is any address."""
-    return 'http://%s:%s/v2/fleet' % (
-        '127.0.0.1' if host in ('0.0.0.0', '::', '') else host, port)
+def address(host, port, path='/v2/fleet'):
+    """The URL of ``path`` (the page's by default) on a server of ``host``
+    and ``port``, for the log: a server of every address (0.0.0.0) is
+    named by 127.0.0.1."""
+    return 'http://%s:%s%s' % (
+        '127.0.0.1' if host in ('0.0.0.0', '::', '') else host, port, path)

@@ -1,15 +1,18 @@
 """cyborg-aio's ports: the metrics of its three services on the API's port,
 the fleet page on a port of its own, and one line naming the option to
-change when a port is taken.
+change when a port is taken; the same page port and line for cyborg-api.
 """
 
 import collections
 import socket
 import subprocess
 
+import fixtures
 from prometheus_client import parser
 import requests
 
+from cyborg.tests import base
+from cyborg.tests.fixtures import processes
 from cyborg.tests.functional.aio import test_aio
 
 
@@ -170,3 +173,77 @@ class TestTakenPorts(test_aio.AllInOneProcess):
                                  '[aio] glance_port')
         self.assertIn('placement on 127.0.0.1:%d stopped'
                       % self.placement_port, log)
+
+
+class TestCyborgApiPorts(base.TestCase):
+    """cyborg-api (not the all-in-one) with [api] fleet_page_port set."""
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.api_port = test_aio.free_port()
+        self.page_port = test_aio.free_port()
+        self.service = processes.ServiceProcess('cyborg-api', {
+            'DEFAULT': {'transport_url': 'fake://',
+                        'auth_strategy': 'noauth'},
+            'database': {'connection': 'sqlite:///%s/cyborg.sqlite'
+                                       % self.directory},
+            'api': {'host_ip': '127.0.0.1', 'port': self.api_port,
+                    'fleet_page_port': self.page_port},
+            'metrics': {'enabled': 'true'},
+        })
+
+    def test_page_port_and_metrics(self):
+        self.useFixture(self.service)
+        page = processes.wait_until(
+            lambda: _answer('http://127.0.0.1:%d/v2/fleet' % self.page_port,
+                            Accept='text/html'),
+            'the fleet page', [self.service])
+        self.assertEqual(200, page.status_code)
+        self.assertIn('<html', page.text)
+        self.assertEqual(404, _answer('http://127.0.0.1:%d/v2/devices'
+                                      % self.page_port).status_code)
+        self.assertEqual(200, _answer('http://127.0.0.1:%d/metrics'
+                                      % self.api_port).status_code)
+        log = self.service.log()
+        self.assertIn('The fleet page: http://127.0.0.1:%d/v2/fleet'
+                      % self.page_port, log)
+        self.assertIn('cyborg-api serves Prometheus metrics at '
+                      'http://127.0.0.1:%d/metrics' % self.api_port, log)
+
+    def _exits_naming(self, port, service, option):
+        with socket.socket() as occupant:
+            occupant.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            occupant.bind(('127.0.0.1', port))
+            occupant.listen()
+            self.useFixture(self.service)
+            try:
+                exit_code = self.service.process.wait(test_aio.START_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.fail('cyborg-api kept running with port %d taken'
+                          % port)
+        self.assertEqual(1, exit_code)
+        log = self.service.log()
+        errors = [line for line in log.splitlines() if ' ERROR ' in line]
+        self.assertEqual(1, len(errors), log)
+        self.assertTrue(errors[0].endswith(
+            'cyborg-api cannot start: %s cannot listen on 127.0.0.1:%d: the '
+            'port is already in use; set %s to another port'
+            % (service, port, option)), errors[0])
+        self.assertNotIn('Traceback', log)
+
+    def test_api_port_taken(self):
+        self._exits_naming(self.api_port, 'cyborg-api', '[api] port')
+
+    def test_page_port_taken(self):
+        self._exits_naming(self.page_port, 'fleet page',
+                           '[api] fleet_page_port')
+
+
+def _answer(url, **headers):
+    """The answer to a GET of ``url``, or None while nothing listens."""
+    try:
+        return requests.get(url, headers=headers, timeout=10,
+                            allow_redirects=False)
+    except requests.ConnectionError:
+        return None
