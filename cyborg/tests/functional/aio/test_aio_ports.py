@@ -91,6 +91,17 @@ class TestDefaultPorts(test_aio.AllInOneProcess):
         self.assertIn('serve Prometheus metrics at http://127.0.0.1:%d/'
                       'metrics' % self.api_port, self._log())
 
+    def test_metrics_turned_off(self):
+        with open(self.config_path, 'a') as config_file:
+            config_file.write('[metrics]\nenabled = false\n')
+        self._start()
+        self._wait_for('the ready line',
+                       lambda: 'cyborg all-in-one ready' in self._log())
+        self.assertEqual(404, self._get(self.api_port,
+                                        '/metrics').status_code)
+        self.assertNotIn('Prometheus', self._log())
+        self.assertIn('metrics (off)', self._log())
+
     def test_fleet_page_on_its_own_port(self):
         self._start()
         self._wait_for('answer from GET /v2', self._api_version)

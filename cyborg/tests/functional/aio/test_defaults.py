@@ -46,6 +46,9 @@ class TestAllInOneDefaults(base.TestCase):
         self.assertEqual('noauth', conf.auth_strategy)
         self.assertEqual(('127.0.0.1', 6666),
                          (conf.api.host_ip, conf.api.port))
+        # The page on a port browsers open; every service's metrics.
+        self.assertEqual(6680, conf.api.fleet_page_port)
+        self.assertTrue(conf.metrics.enabled)
         self.assertEqual(['fake_driver'], conf.agent.enabled_drivers)
         self.assertEqual(aio_conf.FLEET_PATH, conf.agent.fake_inventory)
         self.assertTrue(os.path.isfile(conf.agent.fake_inventory))
@@ -68,7 +71,8 @@ class TestAllInOneDefaults(base.TestCase):
         conf = self._parse(
             '[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1//\n'
             'auth_strategy = keystone\n'
-            '[api]\nport = 7777\n'
+            '[api]\nport = 7777\nfleet_page_port = 7780\n'
+            '[metrics]\nenabled = false\n'
             '[database]\nconnection = sqlite:////tmp/other.sqlite\n'
             '[agent]\nenabled_drivers = fake_driver,other_driver\n'
             'fake_inventory = /etc/cyborg/my-fleet.yaml\n')
@@ -77,6 +81,8 @@ class TestAllInOneDefaults(base.TestCase):
                          conf.transport_url)
         self.assertEqual('keystone', conf.auth_strategy)
         self.assertEqual(7777, conf.api.port)
+        self.assertEqual(7780, conf.api.fleet_page_port)
+        self.assertFalse(conf.metrics.enabled)
         self.assertEqual('127.0.0.1', conf.api.host_ip)
         self.assertEqual('sqlite:////tmp/other.sqlite',
                          conf.database.connection)
