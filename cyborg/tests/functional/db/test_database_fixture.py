@@ -34,14 +34,21 @@ class BackendAvailableTest(base.TestCase):
         error = self.assertRaises(testtools.TestCase.skipException,
                                   database.backend_available, 'mysql')
         self.assertIn('127.0.0.1:9', str(error))
+        self.assertTrue(str(error).endswith(
+            '); tools/start-services.sh starts it'), error)
 
     def test_unreachable_server_fails_under_ci_naming_it(self):
         self.useFixture(fixtures.EnvironmentVariable('CI', 'true'))
 
         error = self.assertRaises(RuntimeError, database.backend_available,
                                   'mysql')
-        self.assertIn('mysql server mysql+pymysql://root:***@127.0.0.1:9/',
-                      str(error))
+        self.assertTrue(str(error).startswith(
+            'MariaDB is not running at 127.0.0.1:9 (mysql+pymysql://'
+            'root:***@127.0.0.1:9/; CYBORG_TEST_MYSQL_URL names another '
+            'server; '), error)
+        self.assertTrue(str(error).endswith(
+            '); tools/start-services.sh starts it; CI=true, so this is an '
+            'error'), error)
         self.assertNotIn('secret', str(error))
 
     def test_a_test_using_an_unreachable_backend_is_skipped_not_failed(self):
