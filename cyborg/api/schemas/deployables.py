@@ -1,11 +1,11 @@
 """Validation of /v2/deployables list queries and program requests.
 
 Besides the deployable's own columns, a list may be filtered on its
-device's ``hostname``, ``vendor`` and ``type``, and on attributes with
-``attribute=<key>:<value>`` (repeatable; every pair must match). From
-microversion 2.4 ``programmed=false`` keeps the deployables with no
-bitstream loaded (``bitstream_id`` null; seed 000's "FPGAs with no
-bitstream loaded") and ``programmed=true`` the others; below 2.4 the
+device's ``hostname``, ``vendor``, ``type`` and uuid (``device_uuid``),
+and on attributes with ``attribute=<key>:<value>`` (repeatable; every pair
+must match). From microversion 2.4 ``programmed=false`` keeps the
+deployables with no bitstream loaded (``bitstream_id`` null: the FPGAs an
+operator may program) and ``programmed=true`` the others; below 2.4 the
 parameter is unknown (400), as it was.
 
 ``PATCH /v2/deployables/{uuid}/program`` takes upstream's JSON patch,
@@ -52,6 +52,9 @@ _FILTERS = {
     'vendor': listing.string_value,
     # Any type: one outside DeviceType.ALL lists nothing, as for devices.
     'type': listing.string_value,
+    # The device's uuid, as GET /v2/devices shows it (its integer id is
+    # shown nowhere): dashed and lower-case, as stored.
+    'device_uuid': declarations.Uuid(normalize=True),
 }
 _SORT_KEYS = ('uuid', 'name', 'parent_id', 'root_id', 'device_id',
               'num_accelerators', 'driver_name', 'rp_uuid', 'bitstream_id',
@@ -65,6 +68,9 @@ _DESCRIPTIONS = {
     'hostname': 'Only the deployables of this host\'s devices.',
     'vendor': 'Only the deployables of this vendor\'s devices.',
     'type': 'Only the deployables of devices of this type.',
+    'device_uuid': 'Only the deployables of this device (its uuid, as '
+                   'GET /v2/devices shows it); an unknown one lists none. '
+                   'Not in upstream Cyborg.',
     'attribute': 'Only the deployables with this attribute, given as '
                  '``<key>:<value>``; repeatable (every pair must '
                  'match).',

@@ -2,7 +2,8 @@
 
 ``cyborg.db.queries.deployables`` filters on the deployable's own columns;
 here a list may also match (or sort on) the device's ``hostname``,
-``vendor`` and ``type`` (a join, only then) and attribute key/value pairs
+``vendor``, ``type`` and ``uuid`` (``device_uuid``; a join, only then)
+and attribute key/value pairs
 (one EXISTS per pair), or on whether a bitstream is loaded. It returns
 plain rows for lists that only render, in one statement (each
 deployable's attributes as the JSON text stored on its row); a row may also
@@ -35,7 +36,7 @@ Device = models.Device
 Attribute = models.Attribute
 
 DEVICE_COLUMNS = {'hostname': Device.hostname, 'vendor': Device.vendor,
-                  'type': Device.type}
+                  'type': Device.type, 'device_uuid': Device.uuid}
 # The deployable's columns that only back the lists (a derived copy of its
 # attributes, kept by refresh_attributes_list): never shown, filtered or
 # sorted on.

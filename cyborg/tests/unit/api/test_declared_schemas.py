@@ -276,9 +276,15 @@ class TestQueries(AgreementMixin, base.TestCase):
         self.assertParameterAgrees(path, parse, 'filters', [
             'name:x', 'name:x,parent_id:3', 'parent_id:x', 'colour:x',
             'name', 'name:', 'rp_uuid:' + U1, 'type:FPGA,vendor:0x8086',
-            'parent_id:2147483648'])
+            'parent_id:2147483648', 'device_uuid:' + U1, 'device_uuid:x'])
         self.assertParameterAgrees(path, parse, 'programmed', [
             'true', 'false', 'True', 'no', '', '0'])
+        self.assertParameterAgrees(path, parse, 'device_uuid', [
+            U1, U1.upper(), U1.replace('-', ''), 'fpga', '', U1 + 'x'])
+        # As stored: dashed and lower-case, whichever form was given.
+        for given in (U1.upper(), U1.replace('-', '')):
+            self.assertEqual(U1, parse({'device_uuid': given})
+                             .filters['device_uuid'])
 
     def test_collection_specific_parameters(self):
         self.assertParameterAgrees(

@@ -106,6 +106,20 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         self.assertEqual(LARGE // 2, len(large_body['deployables']))
         self.assertEqual(small_count, large_count)
 
+    def test_deployables_of_one_device_by_its_uuid(self):
+        # One statement (the device joined), however many devices there are.
+        counts = []
+        for total in (SMALL, LARGE):
+            self._add_devices(total - (SMALL if total == LARGE else 0))
+            devices = self._statements_for('/v2/devices?limit=1000')[1]
+            device = devices['devices'][-1]
+            count, body = self._statements_for(
+                '/v2/deployables?device_uuid=%s' % device['uuid'])
+            # Each device of _add_devices has one deployable.
+            self.assertEqual(1, len(body['deployables']))
+            counts.append(count)
+        self.assertEqual([1, 1], counts)
+
     def test_attributes_list(self):
         count = self._assert_constant('/v2/attributes', 'attributes', 4)
         self.assertEqual(1, count)
