@@ -1,4 +1,4 @@
-"""Programming an FPGA region as part of a bind (seed 003's plug step).
+"""Programming an FPGA region as part of a bind (and so of an os-acc plug).
 
 An ARQ whose device profile group names ``accel:bitstream_id`` (a Glance
 image id) or ``accel:function_id`` (a function uuid) has its region
@@ -9,9 +9,9 @@ programmed before it becomes Bound, through the bind's one agent call:
 2. ``resolve`` asks Glance, with the conductor's own credentials, which
    image each (request, region) of the batch means, once per image id or
    function id and once per region: ``accel:bitstream_id`` must be a
-   seed 002 bitstream that fits the region (``cyborg.bitstream``);
-   ``accel:function_id`` must be provided by exactly one FPGA image that
-   fits. Otherwise the ARQ fails with the reason (``Target.reason``);
+   bitstream following the metadata standard that fits the region
+   (``cyborg.bitstream``); ``accel:function_id`` must be provided by
+   exactly one FPGA image that fits. Otherwise the ARQ fails with the reason (``Target.reason``);
 3. ``claim`` runs again for those ARQs with the answers (``Resolved``):
    ``choose`` keeps, per region, the image of its first ARQ (an ARQ of the
    batch wanting another one fails), skips programming when the region

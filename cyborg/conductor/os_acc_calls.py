@@ -1,4 +1,4 @@
-"""The conductor's side of os-acc (seed 003): plug, unplug, host readiness.
+"""The conductor's side of os-acc: plug, unplug, host readiness.
 
 A compute node's ``os_acc`` library makes one RPC call per operation and
 these workflows do the rest on the paths the ARQ API uses:

@@ -107,7 +107,7 @@ ROUTES = (
     _route('GET', _DEVICE, 'showDevice', 'Show a device',
            [device_policies.SHOW], {200: 'Device'}, errors=(404,)),
     _route('PATCH', _DEVICE, 'patchDevice',
-           'Enable or disable a device (seed 004\'s form)',
+           'Enable or disable a device (a JSON patch of its status)',
            [device_policies.ENABLE, device_policies.DISABLE],
            {200: 'Device'}, errors=(404,), body=devices.BODY,
            description='The rule of the status asked for applies: '
