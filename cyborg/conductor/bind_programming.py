@@ -39,6 +39,8 @@ from cyborg.agent.drivers import base as drivers_base
 LOG = logging.getLogger(__name__)
 
 BITSTREAM_KEY, FUNCTION_KEY = drivers_base.PROGRAMMING_KEYS
+# The only device type whose deployables (its regions) take a bitstream.
+PROGRAMMABLE_TYPE = 'FPGA'
 # A bind's programming lock outlasts its bind_timeout by this many seconds,
 # as a program request's lock outlasts its program_timeout.
 LOCK_MARGIN = datetime.timedelta(seconds=60)
@@ -65,6 +67,13 @@ def request_of(group):
     return Request(*[_uuid_or_text(value) for value in values])
 
 
+def _keys_of(request):
+    """The programming keys ``request`` was given by."""
+    return [key for key, value in ((BITSTREAM_KEY, request.image_id),
+                                   (FUNCTION_KEY, request.function_id))
+            if value is not None]
+
+
 def _uuid_or_text(value):
     if value is None:
         return None
@@ -82,6 +91,8 @@ class Region:
     vendor: str
     model: str
     vendor_board_info: str | None
+    # The device's type: only an FPGA's regions can be programmed.
+    device_type: str = PROGRAMMABLE_TYPE
     attributes: dict = dataclasses.field(default_factory=dict, hash=False)
 
     @classmethod
@@ -90,7 +101,8 @@ class Region:
         return cls(deployable_id=row['deployable_row_id'],
                    name=row['deployable_name'], vendor=row['device_vendor'],
                    model=row['device_model'],
-                   vendor_board_info=row['device_vendor_board_info'])
+                   vendor_board_info=row['device_vendor_board_info'],
+                   device_type=row['device_type'])
 
     def device_info(self):
         """The ``cyborg.bitstream.DeviceInfo`` a bitstream must fit."""
@@ -224,6 +236,12 @@ def _raise_or_return(value):
 
 def _target(images, request, region):
     """The Target of ``request`` on ``region``."""
+    if region.device_type != PROGRAMMABLE_TYPE:
+        # Glance is not asked: no bitstream loads into anything else.
+        return Target(reason='deployable %s is on a %s device: only FPGA '
+                             'regions can be programmed (the profile names '
+                             '%s)' % (region.name, region.device_type,
+                                      ' and '.join(_keys_of(request))))
     try:
         if request.image_id is not None:
             return Target(image_id=_image_target(images, request, region))

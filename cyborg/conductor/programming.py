@@ -42,6 +42,7 @@ from cyborg import bitstream as bitstreams
 from cyborg import exception
 from cyborg import objects
 from cyborg.agent.drivers import base as drivers_base
+from cyborg.conductor import bind_programming
 from cyborg.db.queries import deployables as deployable_queries
 
 LOG = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ ProgramResult = drivers_base.ProgramResult
 # before it, the record after it).
 LOCK_MARGIN = 60
 # The only device type whose deployables (its regions) take a bitstream.
-PROGRAMMABLE_TYPE = 'FPGA'
+PROGRAMMABLE_TYPE = bind_programming.PROGRAMMABLE_TYPE
 
 
 class BadGateway(exception.CyborgException):
