@@ -192,6 +192,18 @@ class BitstreamTests:
                           "id", str(error))
             self.assertEqual(before, self.snapshot())
 
+    def test_a_flag_that_is_not_a_boolean_is_refused(self):
+        self.apply('compute-1', card())
+        before = self.snapshot()
+        primitives = cases.report(card())
+        primitives[0]['reports_bitstreams'] = 'yes'
+
+        error = self.assertRaises(exception.Invalid, inventory_report.apply,
+                                  self.context, 'compute-1', primitives)
+
+        self.assertIn("'reports_bitstreams' must be a boolean", str(error))
+        self.assertEqual(before, self.snapshot())
+
     def test_an_agent_without_the_flag_is_understood(self):
         self.apply('compute-1', card())
         self.record(IMAGE)
