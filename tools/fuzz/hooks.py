@@ -21,6 +21,9 @@ MICROVERSION_HEADER = 'openstack-api-version'
 SERVICE_TYPE = 'accelerator'
 LISTS = ('listDevices', 'listDeployables', 'listAttributes',
          'listDeviceProfiles', 'listARQs')
+# The three forms of programming a deployable.
+PROGRAMMING = ('programDeployable', 'programDeployableTwice',
+               'programDeployableBitstream')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,11 +67,15 @@ REFUSALS = (
           '(a profile by name from 2.2, a bind\'s /project_id from 2.1): '
           'its description says so, the schema has no per-version '
           'parameters.'),
-    Known('image-known-to-glance',
-          ('programDeployable', 'programDeployableTwice'), 400,
+    Known('image-known-to-glance', PROGRAMMING, 400,
           r'^Image \S+ cannot be used: ',
           'Whether Glance has the image is known to the conductor only (a '
           'conductor-side 400).'),
+    Known('only-fpga-regions-program', PROGRAMMING, 400,
+          r'^Deployable \S+ is on a \S+ device: only FPGA regions can be '
+          r'programmed\.$',
+          'Whether the deployable is on an FPGA is stored data (its '
+          'device\'s type), known to the conductor (a conductor-side 400).'),
     Known('profile-names-differ', ('createDeviceProfiles',), 400,
           r' is given more than once$',
           'The names of the profiles created at once must differ: '
