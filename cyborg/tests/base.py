@@ -1,5 +1,6 @@
 """Base test case: isolated configuration and logging for every test."""
 
+import fixtures
 from oslo_config import fixture as config_fixture
 from oslotest import base
 
@@ -14,6 +15,10 @@ class TestCase(base.BaseTestCase):
         super().setUp()
         self.config = self.useFixture(config_fixture.Config(conf.CONF)).config
         conf.CONF([], project='cyborg', default_config_files=[])
+        # What a service keeps on disk (the simulated cards' loaded
+        # bitstreams among it) stays in this test's own directory, never
+        # in the deployed default, /var/lib/cyborg, shared by every test.
+        self.config(state_path=self.useFixture(fixtures.TempDir()).path)
         objects.register_all()
 
     def flags(self, group=None, **kw):
