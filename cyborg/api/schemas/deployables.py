@@ -185,16 +185,26 @@ def program_target(uuid, remainder):
     return uuid
 
 
+def _one_operation(body_declaration, operation_declaration, body):
+    """The one operation of a patch ``body``, its body, the operation and
+    its ``path`` and ``op`` checked (``value`` is the caller's).
+
+    :raises: exception.InvalidParameterValue (400) naming the problem
+    """
+    body_declaration.check('body', body)
+    operation = body[0]
+    operation_declaration.check('operation', operation)
+    for name in ('path', 'op'):
+        operation_declaration.fields[name].parse(name, operation.get(name))
+    return operation
+
+
 def program_image_id(body):
     """The Glance image id a program request names (dashed, lower-case).
 
     :raises: exception.InvalidParameterValue (400) naming the problem
     """
-    PROGRAM_BODY.check('body', body)
-    operation = body[0]
-    PROGRAM_OPERATION.check('operation', operation)
-    for name in ('path', 'op'):
-        PROGRAM_OPERATION.fields[name].parse(name, operation.get(name))
+    operation = _one_operation(PROGRAM_BODY, PROGRAM_OPERATION, body)
     value = operation.get('value')
     PROGRAM_OPERATION.fields['value'].check('value', value)
     IMAGE.check('value', value[0])
@@ -255,10 +265,6 @@ def bitstream_image_id(body):
 
     :raises: exception.InvalidParameterValue (400) naming the problem
     """
-    BITSTREAM_BODY.check('body', body)
-    operation = body[0]
-    BITSTREAM_OPERATION.check('operation', operation)
-    for name in ('path', 'op'):
-        BITSTREAM_OPERATION.fields[name].parse(name, operation.get(name))
+    operation = _one_operation(BITSTREAM_BODY, BITSTREAM_OPERATION, body)
     return BITSTREAM_OPERATION.fields['value'].parse('value',
                                                      operation.get('value'))
