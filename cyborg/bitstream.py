@@ -1,6 +1,6 @@
-"""FPGA bitstream images: seed 002's metadata standard, checked and matched.
+"""FPGA bitstream images: their metadata standard, checked and matched.
 
-Seed 002 keeps an FPGA bitstream in Glance as an image tagged ``FPGA``
+The standard keeps an FPGA bitstream in Glance as an image tagged ``FPGA``
 whose properties use standard keys (``KEYS``), ``topology`` being a JSON
 text of the PFs and VFs the loaded bitstream gives (``Topology``). This is
 the one place knowing those keys, their formats and whether a bitstream
@@ -43,7 +43,7 @@ _SHOWN = 60
 
 @dataclasses.dataclass(frozen=True)
 class Key:
-    """One standard key of seed 002."""
+    """One standard key of the bitstream metadata."""
 
     name: str
     nullable: bool
@@ -75,7 +75,7 @@ KEYS = (
 
 
 class InvalidBitstream(exception.Invalid):
-    """Bitstream metadata break seed 002; one sentence per bad key."""
+    """Bitstream metadata break the standard; one sentence per bad key."""
 
     def __init__(self, message=None, problems=(), image_id=None, **kwargs):
         problems = list(problems)
@@ -133,7 +133,7 @@ def uuid_spellings(value):
 # Topology ---------------------------------------------------------------
 
 class TopologyError(ValueError):
-    """A topology that does not follow seed 002's shape."""
+    """A topology that does not follow the standard's shape."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,7 +157,7 @@ class PhysicalFunction:
 
 @dataclasses.dataclass(frozen=True)
 class Topology:
-    """What seed 002's ``topology`` JSON describes: PFs, each with its VFs."""
+    """What the ``topology`` JSON describes: PFs, each with its VFs."""
 
     pfs: tuple = ()
 
@@ -173,7 +173,7 @@ class Topology:
 def parse_topology(value):
     """The Topology of a JSON text or of the object it decodes to.
 
-    Keys besides those of seed 002 are allowed (vendors may add their own)
+    Keys besides the standard ones are allowed (vendors may add their own)
     and left out of the result; the known ones are checked.
 
     :raises: TopologyError with one sentence naming the first problem
@@ -356,7 +356,7 @@ def _parse_properties(properties):
 
 def validate_properties(properties):
     """The problems of ``properties`` (standard keys; others are ignored):
-    one sentence per bad key, an empty list when they follow seed 002."""
+    one sentence per bad key, an empty list when they follow the standard."""
     if not isinstance(properties, collections.abc.Mapping):
         return ['The properties must be a mapping, got %s.'
                 % type(properties).__name__]
@@ -378,7 +378,7 @@ def to_properties(values):
 
 @dataclasses.dataclass(frozen=True)
 class Bitstream:
-    """A bitstream image of Glance: its identity and seed 002's metadata.
+    """A bitstream image of Glance: its identity and its bitstream metadata.
 
     Uuids are dashed and lower-case; null keys are None.
     """

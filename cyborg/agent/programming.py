@@ -7,7 +7,7 @@ downloads the image with its own [glance] credentials into a private
 temporary directory (hash verified, size bounded: ``downloaded``, which a
 bind's prepare step uses too), has the vendor driver load it
 (``Driver.program``, ``cyborg.agent.drivers.base``) and removes the file
-whatever happened. The answer is seed 001's code and a message, as a
+whatever happened. The answer is a ``ProgramResult`` code and a message, as a
 dict that crosses RPC: ``{'code': int, 'message': str}``.
 """
 
@@ -68,7 +68,7 @@ def program(request, drivers, deployables, glance, max_bytes):
 
 
 class DownloadFailed(Exception):
-    """A bitstream could not be downloaded: seed 001's ``code`` and a
+    """A bitstream could not be downloaded: a ``ProgramResult`` ``code`` and a
     ``message`` saying why."""
 
     def __init__(self, code, message):
@@ -82,7 +82,7 @@ def downloaded(glance, image_id, max_bytes):
     """Download image ``image_id`` into a private temporary directory.
 
     Yields ``(path, bitstream)``: the file (hash verified, at most
-    ``max_bytes``) and its seed 002 metadata (None when they no longer
+    ``max_bytes``) and its bitstream metadata (None when they no longer
     follow the standard); the directory is removed when the block ends,
     whatever happened. Used by programming requests and by binds alike.
 

@@ -1,6 +1,6 @@
 """cyborg-bitstream: upload, list and show the FPGA bitstreams kept in Glance.
 
-``upload`` turns its options into seed 002's image properties and checks
+``upload`` turns its options into the standard's image properties and checks
 them with ``cyborg.bitstream`` before anything reaches Glance: bad metadata
 get one line per bad key on stderr, exit status 2 and no image. A name
 that a bitstream already has is refused the same way, unless ``--replace``
@@ -54,7 +54,7 @@ IMAGE_FIELDS = ('id', 'name', 'status', 'size', 'tags', 'visibility',
                 'updated_at')
 SHOW_FIELDS = (IMAGE_FIELDS + tuple(key.name for key in bitstream.KEYS)
                + ('problems',))
-# Seed 002 keys ``list`` filters on, by option.
+# The standard keys ``list`` filters on, by option.
 LIST_FILTERS = (('function_uuid', 'function_uuid'),
                 ('function_name', 'function_name'),
                 ('region_uuid', 'region_uuid'))
@@ -69,14 +69,14 @@ class UsageError(Exception):
 
 
 def option_of(key):
-    """The upload option giving seed 002 key ``key`` (a ``bitstream.Key``)."""
+    """The upload option giving standard key ``key`` (a ``bitstream.Key``)."""
     return '--' + key.name.replace('_', '-')
 
 
 def _metadata_help(key):
     need = 'nullable' if key.nullable else 'required'
     if key.kind == bitstream.TOPOLOGY:
-        return ('File holding the function topology, seed 002\'s JSON of '
+        return ('File holding the function topology, the standard\'s JSON of '
                 'PFs and VFs (%s).' % need)
     kind = ', a UUID' if key.kind == bitstream.UUID else ''
     return '%s (%s%s).' % (key.description.rstrip('.'), need, kind)
@@ -99,7 +99,7 @@ def build_parser(config, argv):
     """
     parser = argparse.ArgumentParser(
         prog=PROG, description='Upload, list and show FPGA bitstreams (Glance '
-        'images tagged %s with seed 002 metadata).' % bitstream.TAG)
+        'images tagged %s with bitstream metadata).' % bitstream.TAG)
     parser.add_argument(
         '--os-image-url', metavar='URL',
         default=os.environ.get('OS_IMAGE_URL'),
@@ -318,7 +318,7 @@ def _topology_value(path):
 
 
 def _key_of_problem(problem):
-    """The seed 002 key a problem sentence of ``cyborg.bitstream`` is about.
+    """The standard key a problem sentence of ``cyborg.bitstream`` is about.
 
     Each sentence starts with its key's name; the longest match wins
     (``driver_ver`` over ``driver``).
@@ -340,7 +340,7 @@ def _metadata_problem(problem):
 
 
 def upload_values(args):
-    """``(image name, seed 002 values)`` of upload's options.
+    """``(image name, standard key values)`` of upload's options.
 
     :raises: UsageError naming each unreadable file and bad key
     """
@@ -501,7 +501,7 @@ def find_image(images, reference):
 
 
 def show_bitstream(glance, args):
-    """Show one image: Glance's fields, seed 002's keys and any problems."""
+    """Show one image: Glance's fields, the standard keys and any problems."""
     return render_one(show_fields(find_image(glance(), args.image)), args)
 
 

@@ -1,7 +1,7 @@
 """Keep Placement in step with the database, one host at a time.
 
 A host's deployables with accelerators become resource providers under the
-compute-node provider named after the host (api-contract.md section 6):
+compute-node provider named after the host (as Nova names it):
 uuid = the deployable's rp_uuid, inventory in its ``rc`` class, traits
 OWNER_CYBORG plus its ``trait*`` attributes. The database is the truth; a
 sync that fails is repeated by the host's next report or device change.

@@ -222,11 +222,11 @@ def pci_attach_handle(address, attach_type='PCI', **extra):
 
 
 class ProgramResult(enum.IntEnum):
-    """Seed 001's result codes of programming an FPGA.
+    """The result codes of programming an FPGA.
 
-    The agent answers a programming request with the integer, as seed 001's
-    ``int program_fpga_with_bitstream(deployable_uuid, bitstream_uuid)``
-    does.
+    The agent answers a programming request with the integer, as the
+    programming service's ``int program_fpga_with_bitstream(deployable_uuid,
+    bitstream_uuid)`` does.
     """
 
     SUCCESS = 0
@@ -236,13 +236,13 @@ class ProgramResult(enum.IntEnum):
     INVALID_DEPLOYABLE = 2
     # The bitstream cannot be used: no such file, or it does not fit.
     INVALID_BITSTREAM = 3
-    # The name used before seed 001's codes: the same member as FAILED.
+    # The name used before these codes: the same member as FAILED.
     FAILURE = 1
 
 
 @dataclasses.dataclass(frozen=True)
 class ProgramOutcome:
-    """What ``Driver.program`` returns: seed 001's code and a message for
+    """What ``Driver.program`` returns: a ``ProgramResult`` and a message for
     the log and the caller (what was loaded where, or why not)."""
 
     code: ProgramResult
@@ -300,7 +300,7 @@ class Driver(abc.ABC):
         ``bitstream_path`` is a local file holding the bitstream the
         conductor chose for the ARQ's ``accel:bitstream_id`` or
         ``accel:function_id`` (the agent downloaded and verified it), and
-        ``bitstream`` its seed 002 metadata (``cyborg.bitstream.Bitstream``)
+        ``bitstream`` its metadata in Glance (``cyborg.bitstream.Bitstream``)
         or None; both are None when nothing is to be loaded. The default
         then programs the deployable (``program``) and accepts the handle.
         A driver overriding ``prepare`` calls it (``super().prepare(...,
@@ -356,7 +356,7 @@ class Driver(abc.ABC):
         to program, as discovered, or None for the device's only
         programmable one; ``bitstream_path`` a local file holding the
         bitstream (the agent has fetched it already); ``bitstream``, when
-        the caller has it, the image's seed 002 metadata
+        the caller has it, the image's bitstream metadata
         (``cyborg.bitstream.Bitstream``), which a driver may use to tell
         what the region offers once programmed (function, topology).
 

@@ -9,9 +9,9 @@ are a layout, a list of (PF address, [VF addresses]); ``functions`` turns
 it into the PF deployables and the attach handles of the region, for the
 regions the file describes and for those rebuilt after programming alike.
 
-Programming (seed 001) is simulated per region, as the region's
+Programming is simulated per region, as the region's
 ``program`` key in the fleet file says (``Settings``): how many seconds it
-takes, which of seed 001's outcomes it gives, and the topology (seed 002's
+takes, which of the programming outcomes it gives, and the topology (the
 PFs and VFs) the region shows afterwards when the bitstream's metadata give
 none. A region successfully programmed holds a ``Loaded``; ``apply`` makes
 a freshly built card show it: the bitstream and function ids as the
@@ -43,7 +43,7 @@ MAX_PFS = FUNCTIONS_PER_DEVICE
 MAX_VFS = 0x1f * FUNCTIONS_PER_DEVICE
 # A simulated programming takes at most this many seconds.
 MAX_SECONDS = 600
-# Seed 001's outcomes by the names the fleet file uses.
+# The programming outcomes by the names the fleet file uses.
 RESULTS = {
     'success': base.ProgramResult.SUCCESS,
     'failed': base.ProgramResult.FAILED,

@@ -53,7 +53,7 @@ OPERATION = declarations.Object(
               'unknown': 'Unknown patch member {unknown}'})
 BODY = declarations.Array(
     OPERATION, min_items=1, max_items=1, messages={'type': _ONE_OPERATION},
-    description='Seed 004\'s form: replace ``/status`` with ``enabled`` or '
+    description='The JSON-patch form: replace ``/status`` with ``enabled`` or '
                 '``disabled`` (which sets the status ``maintaining``).')
 
 

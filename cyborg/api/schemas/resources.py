@@ -178,7 +178,7 @@ _VERSION = _object({
     'min_version': field('string'),
     'max_version': field('string'),
     'version': field('string', 'The newest microversion, as max_version '
-                               '(seed 004): always in the root document, '
+                               'always in the root document, '
                                'at /v2 from microversion 2.4.',
                      version='2.4'),
     'links': field('array', items={

@@ -2,7 +2,7 @@
 
 Disabling sets the status ``maintaining`` through the conductor, which also
 reserves the device's whole inventory in Placement; the upstream clients'
-``POST .../disable`` and ``.../enable`` and seed 004's ``PATCH`` of
+``POST .../disable`` and ``.../enable`` and a JSON-patch ``PATCH`` of
 ``/status`` do the same thing.
 """
 
@@ -47,7 +47,7 @@ class DevicesController(rest.RestController):
 
     @pecan.expose('json')
     def patch(self, uuid):
-        """Seed 004's form: replace /status with enabled or disabled."""
+        """The JSON-patch form: replace /status with enabled or disabled."""
         request = pecan.request
         # Which rule applies depends on the body: a caller allowed neither
         # is refused before the body is read.
