@@ -16,6 +16,9 @@ from testtools import content
 from cyborg import conf
 from cyborg.db import models
 from cyborg import objects
+from cyborg.tests.fixtures import database
+from cyborg.tests.fixtures import messaging
+from cyborg.tests.fixtures import nova as nova_fixture
 from cyborg.tests.functional.nova import deployment
 
 SERVER_TIMEOUT = 60
@@ -30,6 +33,11 @@ class NovaTestCase(base.BaseTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        # What the deployment needs, checked first: a missing one skips the
+        # class (fails it under CI=true) instead of failing its setUp.
+        nova_fixture.nova_venv()
+        database.backend_available('mysql')
+        messaging.require_rabbit()
         # The deployment's fixtures point cyborg.conf.CONF at the services
         # they run (and register options there) until tearDownClass: no
         # test resets it (cyborg.tests.base.TestCase would). Waiting for
@@ -86,6 +94,18 @@ class NovaTestCase(base.BaseTestCase):
 
     def all_arqs(self):
         return self.cyborg('GET', '/accelerator_requests', 200)['arqs']
+
+    def deployable_of_region(self, region_id):
+        """The deployable of the region with id ``region_id`` (one card)."""
+        found = []
+        for item in self.cyborg('GET', '/deployables', 200)['deployables']:
+            if item['rp_uuid'] not in self.deployment.regions:
+                continue
+            traits = self.traits(item['rp_uuid'])
+            if deployment.region_trait(region_id) in traits:
+                found.append(item)
+        self.assertEqual(1, len(found), found)
+        return self.cyborg('GET', '/deployables/%s' % found[0]['uuid'], 200)
 
     def handles(self, rp_uuid):
         """{uuid: in use} of the attach handles of provider ``rp_uuid``,
@@ -152,6 +172,17 @@ class NovaTestCase(base.BaseTestCase):
         return self.deployment.wait_until(
             probe, 'server %s %s' % (server_id, status), timeout, 0.5)
 
+    def wait_for_end(self, server_id, timeout=SERVER_TIMEOUT):
+        """The server once its boot ended: ACTIVE or ERROR."""
+        def probe():
+            server = self.server(server_id)
+            if server['status'] in ('ACTIVE', 'ERROR') and \
+                    server.get('OS-EXT-STS:task_state') is None:
+                return server
+            return None
+        return self.deployment.wait_until(
+            probe, 'server %s ACTIVE or ERROR' % server_id, timeout, 0.5)
+
     def action(self, server_id, body, expected=202, admin=False):
         """A server action, as the user (or the admin: Nova's policy lets
         only admins offload, migrate and live-migrate)."""
@@ -198,6 +229,12 @@ class NovaTestCase(base.BaseTestCase):
         self.assertEqual(200, response.status_code, response.text)
         return {rp: allocation['resources'] for rp, allocation in
                 response.json()['allocations'].items()}
+
+    def traits(self, rp_uuid):
+        response = self.deployment.placement.adapter.get(
+            '/resource_providers/%s/traits' % rp_uuid)
+        self.assertEqual(200, response.status_code, response.text)
+        return set(response.json()['traits'])
 
     def region_allocated(self, server_id):
         """The one region provider Placement allocated to the server."""

@@ -6,6 +6,9 @@ cyborg-api, -conductor and -agent as separate processes over RabbitMQ and
 MariaDB, the regions' providers nested under Nova's compute node.
 """
 
+import os
+import uuid
+
 from cyborg.tests.functional.nova import base
 from cyborg.tests.functional.nova import deployment
 
@@ -21,6 +24,7 @@ class ServersWithAcceleratorsTest(base.NovaTestCase):
 
     def test_boot_binds_the_allocated_region_and_delete_frees_it(self):
         flavor = self.make_flavor(self.make_profile(region_profile()))
+        events = len(self.deployment.nova.events_answered())
         server_id = self.boot(flavor)
         self.wait_for_server(server_id, 'ACTIVE')
 
@@ -35,11 +39,19 @@ class ServersWithAcceleratorsTest(base.NovaTestCase):
                          (handed['attach_handle_type'],
                           handed['attach_handle_info']))
 
+        # cyborg told Nova of the bind (accelerator-request-bound) with a
+        # token and policy Nova accepts; whether Nova could route it to the
+        # compute depends on how far the boot got by then (200 or 207).
+        answered = self.deployment.wait_until(
+            lambda: self.deployment.nova.events_answered()[events:],
+            'the accelerator-request-bound event at nova-api')
+        self.assertEqual([], [status for status in answered
+                              if status not in (200, 207)], answered)
+
         self.delete(server_id)
         self.wait_until_released(server_id)
         self.assertEqual([], [arq for arq in self.all_arqs()
                               if arq['device_rp_uuid'] == region])
-
 
     def test_operations_nova_allows_keep_or_renew_the_binding(self):
         flavor = self.make_flavor(self.make_profile(region_profile()))
@@ -119,3 +131,65 @@ class ServersWithAcceleratorsTest(base.NovaTestCase):
         server = self.server(server_id)
         return (server['status'], server['OS-EXT-STS:task_state'],
                 server['OS-EXT-SRV-ATTR:host'])
+
+    def test_more_boots_than_regions_fill_them_and_fail_the_rest(self):
+        flavor = self.make_flavor(self.make_profile(region_profile()))
+        servers = [self.boot(flavor) for _ in range(deployment.CARDS + 1)]
+        ended = {server_id: self.wait_for_end(server_id)
+                 for server_id in servers}
+
+        active = [server_id for server_id, server in ended.items()
+                  if server['status'] == 'ACTIVE']
+        failed = [server_id for server_id, server in ended.items()
+                  if server['status'] == 'ERROR']
+        self.assertEqual((deployment.CARDS, 1), (len(active), len(failed)),
+                         ended)
+        # One region each, every region of the profile taken.
+        regions = {self.assert_bound(server_id)['device_rp_uuid']
+                   for server_id in active}
+        self.assertEqual(deployment.CARDS, len(regions))
+        # The one left over: no valid host, and nothing held for it.
+        self.assertIn('No valid host', ended[failed[0]]['fault']['message'])
+        self.assertEqual([], self.arqs(failed[0]))
+        self.assertEqual({}, self.allocations(failed[0]))
+        self.assertEqual(sorted(active), sorted(
+            arq['instance_uuid'] for arq in self.all_arqs()))
+
+        # Deleting one frees its region, which the next server gets.
+        freed = self.region_allocated(active[0])
+        self.delete(active[0])
+        self.wait_until_released(active[0])
+        self.assertEqual([], self.handles_in_use(freed))
+        server_id = self.boot(flavor)
+        self.wait_for_server(server_id, 'ACTIVE')
+        self.assert_bound(server_id, freed)
+
+    def test_profile_with_a_bitstream_programs_the_region_at_boot(self):
+        function_uuid = str(uuid.uuid4())
+        region_id = deployment.PROGRAM_REGION_ID
+        bitstream = self.deployment.upload_image(
+            'aes-%s' % uuid.uuid4().hex[:8], os.urandom(4096), {
+                'bs-name': 'aes-128', 'bs-uuid': str(uuid.uuid4()),
+                'vendor': '0x10ee', 'board': 'u250', 'version': '1.0',
+                'driver_ver': '1.0', 'driver_path': '/opt/xilinx',
+                'region_uuid': region_id, 'function_uuid': function_uuid,
+                'function_name': 'aes-128'}, tags=['FPGA'])
+        region = self.deployable_of_region(region_id)
+        self.assertIsNone(region['bitstream_id'])
+        profile = self.make_profile([{
+            'resources:FPGA': '1',
+            'trait:%s' % deployment.region_trait(region_id): 'required',
+            'accel:bitstream_id': bitstream}], prefix='aes')
+
+        server_id = self.boot(self.make_flavor(profile))
+        self.wait_for_server(server_id, 'ACTIVE')
+        self.assert_bound(server_id, region['rp_uuid'])
+        # Programmed before the handle was attached: the deployable holds
+        # the bitstream, and the agent's next report shows its function.
+        self.assertEqual(bitstream,
+                         self.deployable_of_region(region_id)['bitstream_id'])
+        trait = 'CUSTOM_FPGA_FUNCTION_ID_' + function_uuid.replace(
+            '-', '').upper()
+        self.deployment.wait_until(
+            lambda: trait in self.traits(region['rp_uuid']),
+            'the function of bitstream %s in Placement' % bitstream)
