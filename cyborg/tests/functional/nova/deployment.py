@@ -80,8 +80,11 @@ class NovaDeployment(fixtures.Fixture):
         suffix = uuid.uuid4().hex[:8]
         self.host = 'nova-compute-%s' % suffix
         self.keystone = self.useFixture(keystone_fixture.KeystoneFixture())
+        # Placement on MariaDB, as deployed: Nova's scheduler claims the
+        # servers booted at once together, which SQLite answers with 500s.
         self.placement = self.useFixture(placement_fixture.PlacementFixture(
-            serve=True))
+            serve=True, database_url=self.useFixture(database.Database(
+                backend='mysql', schema=None, patch_facade=False)).url))
         self.glance = self.useFixture(glance_fixture.GlanceFixture(
             keystone=self.keystone))
         nova_rabbit = self.useFixture(messaging.RabbitIsolation())
