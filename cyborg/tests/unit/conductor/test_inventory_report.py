@@ -58,8 +58,9 @@ def rows_of(database_fixture, table_name, host):
                 connection.execute(query.order_by(table.c.id)).mappings()]
 
 
-class ReconciliationTests:
-    """The cases, for a test case that sets ``self.database`` in setUp."""
+class ReconciliationCase:
+    """Helpers of the cases, for a test case that sets ``self.database``
+    in setUp."""
 
     def setUp(self):
         super().setUp()
@@ -89,6 +90,10 @@ class ReconciliationTests:
             self.context, profile, state=state, hostname='compute-1',
             deployable_id=deployable['id'],
             attach_handle_id=handles[0]['id'] if handle else None)
+
+
+class CreationTests(ReconciliationCase):
+    """A first report: devices, deployable trees, attributes, handles."""
 
     def test_first_report_creates_devices_and_deployable_trees(self):
         self.apply('compute-1', fpga(0x5e, vfs=2))
@@ -181,6 +186,10 @@ class ReconciliationTests:
             [(row['deployable_id'], row['cpid_id'], row['attach_type'],
               row['attach_info'], row['in_use']) for row in handles])
 
+
+class UpdateTests(ReconciliationCase):
+    """Later reports: rows kept, updated in place, added and dropped."""
+
     def test_identical_report_changes_nothing(self):
         self.apply('compute-1', fpga(0x5e), fpga(0x5f))
         first = self.snapshot()
@@ -268,6 +277,10 @@ class ReconciliationTests:
         self.assertEqual(operators.uuid, next(
             row['uuid'] for row in self.rows('attributes')
             if row['key'] == 'trait7'))
+
+
+class RemovalTests(ReconciliationCase):
+    """Unreported rows: removed, or kept and marked for bound ARQs."""
 
     def test_removed_device_disappears_with_all_its_rows(self):
         self.apply('compute-1', fpga(0x5e), fpga(0x5f))
@@ -379,6 +392,10 @@ class ReconciliationTests:
                          (device['status'], device['status_reason'],
                           device['model']))
 
+
+class HostTests(ReconciliationCase):
+    """Hosts stay apart, and a malformed report writes nothing."""
+
     def test_two_hosts_with_identical_output_get_their_own_rows(self):
         self.apply('compute-1', fpga(0x5e))
         self.apply('compute-2', fpga(0x5e))
@@ -427,6 +444,11 @@ class ReconciliationTests:
             self.assertRaises(exception.Invalid, inventory_report.apply,
                               self.context, 'compute-1', not_a_report)
         self.assertEqual(before, self.snapshot())
+
+
+class ReconciliationTests(CreationTests, UpdateTests, RemovalTests,
+                          HostTests):
+    """All the cases, for a test case that sets ``self.database`` in setUp."""
 
 
 class TestReconciliationOnSQLite(ReconciliationTests, base.TestCase):

@@ -43,11 +43,11 @@ class BitstreamTests:
     """The cases, for a test case that sets ``self.database`` in setUp."""
 
     # The helpers of the reconciliation's own cases.
-    apply = cases.ReconciliationTests.apply
-    rows = cases.ReconciliationTests.rows
-    snapshot = cases.ReconciliationTests.snapshot
-    deployable = cases.ReconciliationTests.deployable
-    bind = cases.ReconciliationTests.bind
+    apply = cases.ReconciliationCase.apply
+    rows = cases.ReconciliationCase.rows
+    snapshot = cases.ReconciliationCase.snapshot
+    deployable = cases.ReconciliationCase.deployable
+    bind = cases.ReconciliationCase.bind
 
     def setUp(self):
         super().setUp()
