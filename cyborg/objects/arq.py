@@ -3,6 +3,7 @@
 from oslo_serialization import jsonutils
 from oslo_utils import versionutils
 
+from cyborg.common import vocabulary
 from cyborg.db.queries import arqs as arq_queries
 from cyborg.objects import base
 from cyborg.objects import fields
@@ -30,7 +31,7 @@ class ARQ(base.TableObject):
     fields = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
-        'state': fields.ARQStateField(default=fields.ARQState.INITIAL),
+        'state': fields.ARQStateField(default=vocabulary.ARQState.INITIAL),
         'device_profile_id': fields.IntegerField(),
         'device_profile_name': fields.StringField(),
         'device_profile_group_id': fields.IntegerField(),
@@ -62,6 +63,20 @@ class ARQ(base.TableObject):
         """
         return arq_queries.unresolved_uuids(context, instance_uuid,
                                             project_id)
+
+    @classmethod
+    def resolved_page(cls, context, filters, paging, project_id=None):
+        """``(page, unresolved)`` of ``GET ?instance=X&bind_state=resolved``.
+
+        ``unresolved``: the uuids of the instance's ARQs still to be
+        resolved, in creation order; ``page`` (plain rows, as
+        ``list_rows(plain=True)`` gives them, of ``filters`` and the paging
+        keywords ``paging``) is None while there are any. One statement
+        when the page holds the whole instance, else two or three (see
+        ``cyborg.db.queries.arqs.resolved_page``).
+        """
+        return arq_queries.resolved_page(context, filters, paging,
+                                         project_id)
 
     @classmethod
     def _from_result(cls, context, result):

@@ -6,11 +6,11 @@ and its attach handle's type, uuid and info, read with joins in one query.
 
 import sqlalchemy as sa
 
+from cyborg.common import vocabulary
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import rows
-from cyborg.objects import fields
 
 ARQ = models.ARQ
 ARQ_TABLE = ARQ.__table__
@@ -216,7 +216,7 @@ def start_binds(context, bindings, from_states, now, lease=None):
     projects = {arq_id: binding['project_id']
                 for arq_id, binding in bindings.items()
                 if binding.get('project_id') is not None}
-    values = {'state': fields.ARQState.BIND_STARTED, 'hostname': per_arq('hostname'),
+    values = {'state': vocabulary.ARQState.BIND_STARTED, 'hostname': per_arq('hostname'),
               'device_rp_uuid': per_arq('device_rp_uuid'),
               'instance_uuid': per_arq('instance_uuid'),
               'attach_handle_id': None, 'deployable_id': None,
@@ -249,7 +249,7 @@ def unbind_many(context, arq_ids, from_states, now):
     statement = sa.update(table).where(
         table.c.id.in_(sorted(arq_ids)),
         table.c.state.in_(from_states),
-    ).values(state=fields.ARQState.UNBOUND, hostname=None, device_rp_uuid=None,
+    ).values(state=vocabulary.ARQState.UNBOUND, hostname=None, device_rp_uuid=None,
              instance_uuid=None, attach_handle_id=None, deployable_id=None,
              bind_owner=None, bind_lease_expires_at=None,
              bind_event_pending=None, state_reason=None, updated_at=now)
@@ -272,6 +272,51 @@ def unresolved_uuids(context, instance_uuid, project_id=None):
     table = ARQ_TABLE
     query = sa.select(table.c.uuid).where(
         table.c.instance_uuid == instance_uuid,
-        table.c.state.in_(fields.ARQState.UNRESOLVED))
+        table.c.state.in_(vocabulary.ARQState.UNRESOLVED))
     return list(context.session.scalars(
         _owned(query, table, project_id).order_by(table.c.id)))
+
+
+# -- The page of GET ?instance=X&bind_state=resolved --
+
+
+def _may_be_whole(filters, paging):
+    """Whether a page of ``paging`` (``list_rows``'s keywords) holds every
+    ARQ of the instance ``filters`` names that the caller may see, if it is
+    not full: filtered by the instance alone (and the caller's project), no
+    marker, in creation order (Nova's call)."""
+    return (set(filters) <= {'instance_uuid', 'project_id'}
+            and paging.get('marker') is None
+            and (paging.get('sort_key') or 'id') == 'id'
+            and (paging.get('sort_dir') or 'asc') == 'asc')
+
+
+def resolved_page(context, filters, paging, project_id=None):
+    """``(page, unresolved)`` of ``GET ?instance=X&bind_state=resolved``.
+
+    ``unresolved`` lists, in creation order, the uuids of the ARQs of the
+    instance ``filters['instance_uuid']`` (of ``project_id``, unless it is
+    None) still to be resolved; while there are any, ``page`` is None.
+    Else ``page`` is the ``list_rows(plain=True)`` page of ``filters`` and
+    ``paging``.
+
+    The states are read off the page when it holds the whole instance (one
+    statement); else they are asked for first and the page read after
+    them, never older (a page read before them could show BindStarted an
+    ARQ whose bind ended in between, answered as resolved). A page that
+    turns out full is read again after the states for the same reason.
+    Each read is a transaction of its own, as the API's reads are.
+    """
+    if _may_be_whole(filters, paging):
+        page = list_rows(context, filters=filters, plain=True, **paging)
+        if len(page) < paging['limit']:
+            uuid_at, state_at = (page.fields.index(name)
+                                 for name in ('uuid', 'state'))
+            unresolved = [row[uuid_at] for row in page
+                          if row[state_at] in vocabulary.ARQState.UNRESOLVED]
+            return (None if unresolved else page), unresolved
+    unresolved = unresolved_uuids(context, filters['instance_uuid'],
+                                  project_id)
+    if unresolved:
+        return None, unresolved
+    return list_rows(context, filters=filters, plain=True, **paging), []

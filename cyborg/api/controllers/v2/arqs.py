@@ -20,7 +20,6 @@ from cyborg.api import responses
 from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.views import arqs as arq_views
-from cyborg.objects import fields
 from cyborg.policies import arq as arq_policies
 
 SERVICE_TOKEN_REQUIRED = ('This operation requires a service token. Use the '  # noqa: S105
@@ -39,49 +38,6 @@ def require_service_token(context):
     """403 unless the request carried a valid service token."""
     if not context.has_service_token:
         raise exception.NotAuthorized(SERVICE_TOKEN_REQUIRED)
-
-
-def _may_be_whole(query, filters):
-    """Whether the page asked for holds every ARQ of the instance
-    ``filters`` names that the caller may see, if it is not full: filtered
-    by the instance alone, no marker, in creation order (Nova's call)."""
-    return (set(filters) <= {'instance_uuid', 'project_id'}
-            and query.marker is None
-            and (query.sort_key or 'id') == 'id'
-            and (query.sort_dir or 'asc') == 'asc')
-
-
-def _raise_unresolved(filters, uuids):
-    if uuids:
-        raise ARQsNotResolved(instance=filters['instance_uuid'],
-                              uuids=', '.join(uuids))
-
-
-def resolved_page(context, query, filters, project_id):
-    """The page of ``GET ?instance=X&bind_state=resolved``; ARQsNotResolved
-    (423) naming the instance's ARQs still to be resolved, in creation
-    order, while there are any.
-
-    The states are read off the page when it holds the whole instance (one
-    statement); else they are asked for first and the page read after
-    them, never older (a page read before them could show BindStarted an
-    ARQ whose bind ended in between, answered as resolved). A page that
-    turns out full is read again after the states for the same reason.
-    """
-    if _may_be_whole(query, filters):
-        page = objects.ARQ.list_rows(context, filters=filters, plain=True,
-                                     **query.paging())
-        if len(page) < query.limit:
-            uuid_at, state_at = (page.fields.index(name)
-                                 for name in ('uuid', 'state'))
-            _raise_unresolved(filters, [
-                row[uuid_at] for row in page
-                if row[state_at] in fields.ARQState.UNRESOLVED])
-            return page
-    _raise_unresolved(filters, objects.ARQ.unresolved_uuids(
-        context, filters['instance_uuid'], project_id))
-    return objects.ARQ.list_rows(context, filters=filters, plain=True,
-                                 **query.paging())
 
 
 class ARQsController(rest.RestController):
@@ -103,7 +59,11 @@ class ARQsController(rest.RestController):
             filters['project_id'] = project_id
         # Plain rows, not objects: the list only renders them.
         if 'bind_state' in query.extra and 'instance_uuid' in filters:
-            arqs = resolved_page(context, query, filters, project_id)
+            arqs, unresolved = objects.ARQ.resolved_page(
+                context, filters, query.paging(), project_id)
+            if unresolved:
+                raise ARQsNotResolved(instance=filters['instance_uuid'],
+                                      uuids=', '.join(unresolved))
         else:
             if 'bind_state' in query.extra:
                 # Without an instance: only the resolved ARQs, as upstream.

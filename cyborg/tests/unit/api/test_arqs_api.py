@@ -13,6 +13,7 @@ from oslo_utils import uuidutils
 
 from cyborg import context as cyborg_context
 from cyborg import objects
+from cyborg.db.queries import arqs as arq_queries
 from cyborg.tests.unit.api import real_app
 from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.db import records
@@ -183,7 +184,7 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
         uuids = self._create(LARGE)[1]
         instance = uuidutils.generate_uuid()
         self._bind(uuids, instance)
-        ask = objects.ARQ.unresolved_uuids
+        ask = arq_queries.unresolved_uuids
 
         def binds_end_first(*args):
             for arq in objects.ARQ.list(self.context,
@@ -193,7 +194,7 @@ class TestARQAPIStatementCounts(real_app.RealAppTestCase):
             return ask(*args)
 
         self.useFixture(fixtures.MockPatchObject(
-            objects.ARQ, 'unresolved_uuids', side_effect=binds_end_first))
+            arq_queries, 'unresolved_uuids', side_effect=binds_end_first))
         for query in ('&limit=1', '&sort_key=state'):
             _, response = self._request(
                 'GET', '/v2/accelerator_requests?instance=%s'
