@@ -33,6 +33,7 @@ import datetime
 import logging
 
 from cyborg import bitstream as bitstreams
+from cyborg import bitstream_fit
 from cyborg import exception
 from cyborg.agent.drivers import base as drivers_base
 
@@ -105,9 +106,9 @@ class Region:
                    device_type=row['device_type'])
 
     def device_info(self):
-        """The ``cyborg.bitstream.DeviceInfo`` a bitstream must fit."""
+        """The ``cyborg.bitstream_fit.DeviceInfo`` a bitstream must fit."""
         # A Region has the columns of both rows from_rows reads.
-        return bitstreams.DeviceInfo.from_rows(
+        return bitstream_fit.DeviceInfo.from_rows(
             self, self, self.attributes,
             vendor_names=drivers_base.VENDOR_NAMES)
 
@@ -259,7 +260,7 @@ def _image_target(images, request, region):
                         % (bitstream.image_id, bitstream.function_uuid,
                            FUNCTION_KEY, request.function_id))
     try:
-        bitstreams.check_fits(bitstream, region.device_info())
+        bitstream_fit.check_fits(bitstream, region.device_info())
     except bitstreams.BitstreamMismatch as error:
         raise _Unusable(error.message) from None
     return bitstream.image_id
@@ -291,7 +292,7 @@ def _function_target(images, request, region):
 
 def _fits(bitstream, region):
     try:
-        bitstreams.check_fits(bitstream, region.device_info())
+        bitstream_fit.check_fits(bitstream, region.device_info())
     except bitstreams.BitstreamMismatch:
         return False
     return True

@@ -39,6 +39,7 @@ import oslo_messaging
 from oslo_utils import timeutils
 
 from cyborg import bitstream as bitstreams
+from cyborg import bitstream_fit
 from cyborg import exception
 from cyborg import objects
 from cyborg.agent.drivers import base as drivers_base
@@ -225,11 +226,11 @@ class Programmer:
                 image=image_id, reason='Glance has no such image, or it is '
                 'not visible to the caller.') from None
         bitstream = bitstreams.Bitstream.from_image(image)
-        device_info = bitstreams.DeviceInfo.from_rows(
+        device_info = bitstream_fit.DeviceInfo.from_rows(
             target.device, target.deployable,
             target.deployable.attributes_list,
             vendor_names=drivers_base.VENDOR_NAMES)
-        bitstreams.check_fits(bitstream, device_info)
+        bitstream_fit.check_fits(bitstream, device_info)
         return bitstream
 
     def _program_on_host(self, context, target, bitstream):

@@ -29,7 +29,7 @@ import time
 
 import yaml
 
-from cyborg import bitstream as bitstream_metadata
+from cyborg import bitstream_topology
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import fake_fpga
@@ -497,9 +497,9 @@ def _program_settings(data, where):
     topology = None
     if values['topology_after'] is not None:
         try:
-            topology = bitstream_metadata.parse_topology(
+            topology = bitstream_topology.parse_topology(
                 values['topology_after'])
-        except bitstream_metadata.TopologyError as error:
+        except bitstream_topology.TopologyError as error:
             raise InvalidInventory('%s.topology_after: %s' % (where, error))
         if topology.pf_num > MAX_PFS or topology.vf_num > MAX_VFS:
             raise InvalidInventory(

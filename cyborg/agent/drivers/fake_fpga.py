@@ -61,7 +61,7 @@ class NoRoom(ValueError):
 class Settings:
     """How programming a region goes: its ``program`` key in the file.
 
-    ``topology_after`` is a ``cyborg.bitstream.Topology`` or None.
+    ``topology_after`` is a ``cyborg.bitstream_topology.Topology`` or None.
     """
 
     seconds: float = 0

@@ -34,7 +34,7 @@ import os
 import re
 import tempfile
 
-from cyborg import bitstream as bitstream_metadata
+from cyborg import bitstream_topology
 from cyborg.agent.drivers import fake_fpga
 
 LOG = logging.getLogger(__name__)
@@ -143,8 +143,8 @@ def _encode_loaded(state):
 
 
 def encode_topology(topology):
-    """``topology`` (a cyborg.bitstream.Topology) as the JSON object
-    ``cyborg.bitstream.parse_topology`` reads back."""
+    """``topology`` (a cyborg.bitstream_topology.Topology) as the JSON object
+    ``cyborg.bitstream_topology.parse_topology`` reads back."""
     return {'pf': [
         {'name': pf.name, 'capability': pf.capability, 'kpi': pf.kpi,
          'pci_offset': pf.pci_offset,
@@ -182,8 +182,8 @@ def _decode_loaded(value, where):
     topology = value.get('topology')
     if topology is not None:
         try:
-            topology = bitstream_metadata.parse_topology(topology)
-        except bitstream_metadata.TopologyError as error:
+            topology = bitstream_topology.parse_topology(topology)
+        except bitstream_topology.TopologyError as error:
             raise BadState('%s: %s' % (where, error)) from error
     return fake_fpga.Loaded(bitstream_path=value['bitstream_path'],
                             topology=topology, **texts)

@@ -6,6 +6,8 @@ import types
 import uuid
 
 from cyborg import bitstream
+from cyborg import bitstream_fit
+from cyborg import bitstream_topology
 from cyborg import exception
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
@@ -289,7 +291,7 @@ class TestTopology(BitstreamTestCase):
         self.assertProblems([expected], properties(topology=topology))
 
     def test_seed_example(self):
-        topology = bitstream.parse_topology(json.dumps(SEED_TOPOLOGY))
+        topology = bitstream_topology.parse_topology(json.dumps(SEED_TOPOLOGY))
         self.assertEqual((2, 2), (topology.pf_num, topology.vf_num))
         self.assertEqual(
             [('pf_1', 0, [('vf_1', 1)]), ('pf_2', 2, [('vf_2', 3)])],
@@ -298,7 +300,7 @@ class TestTopology(BitstreamTestCase):
              for pf in topology.pfs])
 
     def test_counts_and_offsets_are_optional_vendor_keys_allowed(self):
-        topology = bitstream.parse_topology(
+        topology = bitstream_topology.parse_topology(
             {'pf': [{'name': 'a', 'capability': 'aes', 'kpi': '10G',
                      'lanes': 4, 'vf': [{'name': 'b', 'mdev': True}]}],
              'vendor': 'x'})
@@ -306,7 +308,7 @@ class TestTopology(BitstreamTestCase):
         self.assertEqual(('aes', '10G', None), (pf.capability, pf.kpi,
                                                 pf.pci_offset))
         self.assertEqual((1, 1), (topology.pf_num, topology.vf_num))
-        self.assertEqual(0, bitstream.parse_topology('{}').pf_num)
+        self.assertEqual(0, bitstream_topology.parse_topology('{}').pf_num)
 
     def test_not_json(self):
         self.assertTopologyProblem(
@@ -346,7 +348,7 @@ class TestTopology(BitstreamTestCase):
                 self.assertTopologyProblem(
                     'topology: pf[0].pci_offset must be a non-negative '
                     'integer, got %r.' % json.loads(value), text)
-        topology = bitstream.parse_topology(
+        topology = bitstream_topology.parse_topology(
             '{"pf": [{"name": "a", "pci_offset": 7}]}')
         self.assertEqual(7, topology.pfs[0].pci_offset)
 
@@ -368,16 +370,16 @@ class TestTopology(BitstreamTestCase):
 
     def test_pf_and_vf_counts_are_bounded(self):
         pfs = [{'name': 'p%d' % index} for index in range(65)]
-        self.assertEqual(64, bitstream.parse_topology({'pf': pfs[:64]}).pf_num)
-        error = self.assertRaises(bitstream.TopologyError,
-                                  bitstream.parse_topology, {'pf': pfs})
+        self.assertEqual(64, bitstream_topology.parse_topology({'pf': pfs[:64]}).pf_num)
+        error = self.assertRaises(bitstream_topology.TopologyError,
+                                  bitstream_topology.parse_topology, {'pf': pfs})
         self.assertEqual('topology: pf has 65 entries; at most 64 are '
                          'allowed.', str(error))
         vfs = [{'name': 'v%d' % index} for index in range(257)]
-        self.assertEqual(256, bitstream.parse_topology(
+        self.assertEqual(256, bitstream_topology.parse_topology(
             {'pf': [{'name': 'p', 'vf': vfs[:256]}]}).vf_num)
         error = self.assertRaises(
-            bitstream.TopologyError, bitstream.parse_topology,
+            bitstream_topology.TopologyError, bitstream_topology.parse_topology,
             {'pf': [{'name': 'p'}, {'name': 'q', 'vf': vfs}]})
         self.assertEqual('topology: pf[1].vf has 257 entries; at most 256 '
                          'are allowed.', str(error))
@@ -386,7 +388,7 @@ class TestTopology(BitstreamTestCase):
         topology = {'pf': [{'name': 'p%d' % index} for index in range(20)]}
         text = json.dumps(topology)
         self.assertGreater(len(text), bitstream.MAX_VALUE_LENGTH)
-        self.assertEqual(20, bitstream.parse_topology(text).pf_num)
+        self.assertEqual(20, bitstream_topology.parse_topology(text).pf_num)
         self.assertProblems([], properties(topology=text))
 
     def test_the_json_text_is_at_most_65535_characters(self):
@@ -406,7 +408,7 @@ def bitstream_of(**changes):
     return bitstream.Bitstream.from_image(image(**changes))
 
 
-INTEL = bitstream.DeviceInfo(vendor_id='0x8086', vendor_name='INTEL',
+INTEL = bitstream_fit.DeviceInfo(vendor_id='0x8086', vendor_name='INTEL',
                              board='pac_arria10', region_id=REGION,
                              loaded_shell=None, name='fpga-0000:10:00.0-r0')
 
@@ -417,79 +419,79 @@ class TestMatching(BitstreamTestCase):
         for wanted in ('0x8086', '0X8086', ' 0x8086 '):
             for device_id in ('0x8086', '8086', 0x8086):
                 with self.subTest(wanted=wanted, device_id=device_id):
-                    self.assertTrue(bitstream.vendor_matches(
+                    self.assertTrue(bitstream_fit.vendor_matches(
                         wanted, device_id, None))
-        self.assertFalse(bitstream.vendor_matches('0x10ee', '0x8086', 'xilinx'))
-        self.assertFalse(bitstream.vendor_matches('0x8086', None, 'intel'))
+        self.assertFalse(bitstream_fit.vendor_matches('0x10ee', '0x8086', 'xilinx'))
+        self.assertFalse(bitstream_fit.vendor_matches('0x8086', None, 'intel'))
 
     def test_vendor_by_name_ignoring_case(self):
         for wanted, name in (('intel', 'INTEL'), ('Intel', 'intel'),
                              ('XILINX', 'Xilinx')):
             with self.subTest(wanted=wanted, name=name):
-                self.assertTrue(bitstream.vendor_matches(wanted, '0x1', name))
-        self.assertFalse(bitstream.vendor_matches('intel', '0x8086', None))
-        self.assertFalse(bitstream.vendor_matches('intel', '0x8086',
+                self.assertTrue(bitstream_fit.vendor_matches(wanted, '0x1', name))
+        self.assertFalse(bitstream_fit.vendor_matches('intel', '0x8086', None))
+        self.assertFalse(bitstream_fit.vendor_matches('intel', '0x8086',
                                                   'xilinx'))
         # A name is never compared with the id, nor an id with the name.
-        self.assertFalse(bitstream.vendor_matches('8086', '0x8086', None))
-        self.assertFalse(bitstream.vendor_matches('0x8086', '0x10ee',
+        self.assertFalse(bitstream_fit.vendor_matches('8086', '0x8086', None))
+        self.assertFalse(bitstream_fit.vendor_matches('0x8086', '0x10ee',
                                                   '0x8086'))
 
     def test_board_ignoring_case(self):
-        self.assertTrue(bitstream.board_matches('PAC_ARRIA10', 'pac_arria10'))
-        self.assertTrue(bitstream.board_matches('u250', 'U250'))
-        self.assertFalse(bitstream.board_matches('u250', 'u280'))
-        self.assertFalse(bitstream.board_matches('u250', None))
-        self.assertFalse(bitstream.board_matches('u250', ''))
+        self.assertTrue(bitstream_fit.board_matches('PAC_ARRIA10', 'pac_arria10'))
+        self.assertTrue(bitstream_fit.board_matches('u250', 'U250'))
+        self.assertFalse(bitstream_fit.board_matches('u250', 'u280'))
+        self.assertFalse(bitstream_fit.board_matches('u250', None))
+        self.assertFalse(bitstream_fit.board_matches('u250', ''))
 
     def test_region_in_either_form(self):
         for wanted in (REGION, REGION_DASHED, REGION_DASHED.upper()):
             for region_id in (REGION, REGION.upper(), REGION_DASHED):
                 with self.subTest(wanted=wanted, region_id=region_id):
-                    self.assertTrue(bitstream.region_matches(wanted,
+                    self.assertTrue(bitstream_fit.region_matches(wanted,
                                                              region_id))
-        self.assertFalse(bitstream.region_matches(REGION, REGION[:-1] + '0'))
-        self.assertFalse(bitstream.region_matches(REGION, None))
-        self.assertFalse(bitstream.region_matches(REGION, '0'))
-        self.assertTrue(bitstream.region_matches(None, None))
-        self.assertTrue(bitstream.region_matches(None, REGION))
+        self.assertFalse(bitstream_fit.region_matches(REGION, REGION[:-1] + '0'))
+        self.assertFalse(bitstream_fit.region_matches(REGION, None))
+        self.assertFalse(bitstream_fit.region_matches(REGION, '0'))
+        self.assertTrue(bitstream_fit.region_matches(None, None))
+        self.assertTrue(bitstream_fit.region_matches(None, REGION))
 
     def test_shell(self):
-        self.assertTrue(bitstream.shell_matches(None, None))
-        self.assertTrue(bitstream.shell_matches(None, SHELL))
-        self.assertTrue(bitstream.shell_matches(
+        self.assertTrue(bitstream_fit.shell_matches(None, None))
+        self.assertTrue(bitstream_fit.shell_matches(None, SHELL))
+        self.assertTrue(bitstream_fit.shell_matches(
             SHELL, SHELL.replace('-', '').upper()))
-        self.assertFalse(bitstream.shell_matches(SHELL, None))
-        self.assertFalse(bitstream.shell_matches(SHELL, BS_UUID))
-        self.assertFalse(bitstream.shell_matches(SHELL, 'fake-shell-1.0'))
+        self.assertFalse(bitstream_fit.shell_matches(SHELL, None))
+        self.assertFalse(bitstream_fit.shell_matches(SHELL, BS_UUID))
+        self.assertFalse(bitstream_fit.shell_matches(SHELL, 'fake-shell-1.0'))
 
     def test_fits(self):
-        bitstream.check_fits(bitstream_of(), INTEL)
-        bitstream.check_fits(bitstream_of(vendor='0x8086', board='PAC_ARRIA10',
+        bitstream_fit.check_fits(bitstream_of(), INTEL)
+        bitstream_fit.check_fits(bitstream_of(vendor='0x8086', board='PAC_ARRIA10',
                                           region_uuid=None), INTEL)
 
     def test_partial_bitstream_needs_its_shell(self):
         partial = bitstream_of(shell_id=SHELL)
         error = self.assertRaises(bitstream.BitstreamMismatch,
-                                  bitstream.check_fits, partial, INTEL)
+                                  bitstream_fit.check_fits, partial, INTEL)
         self.assertEqual(['It is a partial bitstream needing shell %s, but '
                           'no shell is loaded.' % SHELL], error.reasons)
-        other = bitstream.DeviceInfo(**{**vars(INTEL),
+        other = bitstream_fit.DeviceInfo(**{**vars(INTEL),
                                         'loaded_shell': BS_UUID})
         error = self.assertRaises(bitstream.BitstreamMismatch,
-                                  bitstream.check_fits, partial, other)
+                                  bitstream_fit.check_fits, partial, other)
         self.assertEqual(['It is a partial bitstream needing shell %s, but '
                           'shell %r is loaded.' % (SHELL, BS_UUID)],
                          error.reasons)
-        loaded = bitstream.DeviceInfo(**{**vars(INTEL),
+        loaded = bitstream_fit.DeviceInfo(**{**vars(INTEL),
                                          'loaded_shell': SHELL.upper()})
-        bitstream.check_fits(partial, loaded)
+        bitstream_fit.check_fits(partial, loaded)
 
     def test_mismatch_names_every_rule(self):
         found = bitstream_of(vendor='xilinx', board='u250',
                              region_uuid=BS_UUID, shell_id=SHELL)
         error = self.assertRaises(bitstream.BitstreamMismatch,
-                                  bitstream.check_fits, found, INTEL)
+                                  bitstream_fit.check_fits, found, INTEL)
         self.assertEqual(
             ["Its vendor 'xilinx' is neither the device's vendor id "
              "('0x8086') nor its name ('INTEL').",
@@ -507,8 +509,8 @@ class TestMatching(BitstreamTestCase):
 
     def test_unknown_device_facts(self):
         error = self.assertRaises(
-            bitstream.BitstreamMismatch, bitstream.check_fits,
-            bitstream_of(), bitstream.DeviceInfo(vendor_id=None))
+            bitstream.BitstreamMismatch, bitstream_fit.check_fits,
+            bitstream_of(), bitstream_fit.DeviceInfo(vendor_id=None))
         self.assertEqual(
             ["Its vendor 'intel' is neither the device's vendor id "
              "(unknown) nor its name (unknown).",
@@ -535,24 +537,24 @@ class TestDeviceInfoFromRows(BitstreamTestCase):
         return device_row, deployable_row, attribute_rows
 
     def test_fake_fleet_region(self):
-        info = bitstream.DeviceInfo.from_rows(
+        info = bitstream_fit.DeviceInfo.from_rows(
             *self.rows(0, 0), vendor_names=driver_base.VENDOR_NAMES)
         self.assertEqual(
-            bitstream.DeviceInfo(vendor_id='0x8086', vendor_name='INTEL',
+            bitstream_fit.DeviceInfo(vendor_id='0x8086', vendor_name='INTEL',
                                  board='pac_arria10', region_id=REGION,
                                  name='fpga-0000:10:00.0-region0'), info)
-        bitstream.check_fits(bitstream_of(), info)
-        self.assertRaises(bitstream.BitstreamMismatch, bitstream.check_fits,
-                          bitstream_of(), bitstream.DeviceInfo.from_rows(
+        bitstream_fit.check_fits(bitstream_of(), info)
+        self.assertRaises(bitstream.BitstreamMismatch, bitstream_fit.check_fits,
+                          bitstream_of(), bitstream_fit.DeviceInfo.from_rows(
                               *self.rows(0, 1)))
 
     def test_xilinx_card_of_the_fleet(self):
         device, deployable, attributes = self.rows(1, 0)
-        info = bitstream.DeviceInfo.from_rows(
+        info = bitstream_fit.DeviceInfo.from_rows(
             device, deployable, [{attribute.key: attribute.value}
                                  for attribute in attributes],
             vendor_names=driver_base.VENDOR_NAMES)
-        bitstream.check_fits(bitstream_of(vendor='Xilinx', board='U250',
+        bitstream_fit.check_fits(bitstream_of(vendor='Xilinx', board='U250',
                                           region_uuid=info.region_id), info)
 
     def test_board_falls_back_to_the_model_shell_from_board_info(self):
@@ -560,16 +562,16 @@ class TestDeviceInfoFromRows(BitstreamTestCase):
         device = types.SimpleNamespace(
             vendor='0x8086', model='pac_arria10',
             vendor_board_info='{"shell_id": "%s"}' % SHELL)
-        info = bitstream.DeviceInfo.from_rows(
+        info = bitstream_fit.DeviceInfo.from_rows(
             device, types.SimpleNamespace(name='r'), {'region_id': REGION})
         self.assertEqual(('pac_arria10', SHELL, None, REGION),
                          (info.board, info.loaded_shell, info.vendor_name,
                           info.region_id))
-        bitstream.check_fits(bitstream_of(vendor='0x8086', shell_id=SHELL),
+        bitstream_fit.check_fits(bitstream_of(vendor='0x8086', shell_id=SHELL),
                              info)
         broken = types.SimpleNamespace(vendor='0x8086', model='m',
                                        vendor_board_info='{not json')
-        info = bitstream.DeviceInfo.from_rows(
+        info = bitstream_fit.DeviceInfo.from_rows(
             broken, types.SimpleNamespace(name='r'), [])
         self.assertEqual(('m', None, None), (info.board, info.loaded_shell,
                                              info.region_id))

@@ -11,7 +11,7 @@ import os
 
 import fixtures
 
-from cyborg import bitstream
+from cyborg import bitstream_topology
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_state
@@ -168,9 +168,9 @@ class TestTopologyRoundTrip(test_fake.FakeDriverTestCase):
     def test_a_topology_reads_back_as_it_was_written(self):
         for value in (cases.SEED_TOPOLOGY, cases.topology(2, 3),
                       cases.topology(1, 0)):
-            parsed = bitstream.parse_topology(value)
+            parsed = bitstream_topology.parse_topology(value)
 
-            self.assertEqual(parsed, bitstream.parse_topology(
+            self.assertEqual(parsed, bitstream_topology.parse_topology(
                 fake_state.encode_topology(parsed)))
 
 

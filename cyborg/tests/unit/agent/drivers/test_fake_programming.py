@@ -7,6 +7,7 @@ import threading
 import fixtures
 
 from cyborg import bitstream
+from cyborg import bitstream_topology
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_fpga
@@ -412,5 +413,5 @@ class TestProgramKey(ProgrammingTestCase):
         self.assertEqual(fake_fpga.DEFAULT_SETTINGS, first['program'])
         self.assertEqual(fake_fpga.Settings(
             seconds=0.5, result=Result.FAILED,
-            topology_after=bitstream.parse_topology(SEED_TOPOLOGY)),
+            topology_after=bitstream_topology.parse_topology(SEED_TOPOLOGY)),
             second['program'])
