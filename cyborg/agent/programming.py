@@ -1,14 +1,9 @@
 """The agent's side of programming an FPGA region (``AgentManager.program``).
 
-The conductor has checked the request already (``cyborg.conductor.
-programming``); the agent finds the deployable in the inventory of its last
-report (``DeployableCache``, discovering again once when it is not there),
-downloads the image with its own [glance] credentials into a private
-temporary directory (hash verified, size bounded: ``downloaded``, which a
-bind's prepare step uses too), has the vendor driver load it
-(``Driver.program``, ``cyborg.agent.drivers.base``) and removes the file
-whatever happened. The answer is a ``ProgramResult`` code and a message, as a
-dict that crosses RPC: ``{'code': int, 'message': str}``.
+It finds the deployable among those the drivers last discovered, downloads
+the image into a private temporary directory (``downloaded``, which a
+bind's prepare uses too), has the vendor driver load it and answers the
+driver's ``ProgramResult`` code with a message, as a dict that crosses RPC.
 """
 
 import contextlib

@@ -1,31 +1,10 @@
-"""Programming an FPGA region with a Glance bitstream.
+"""The conductor's part of programming an FPGA region with a Glance bitstream.
 
-``PATCH /v2/deployables/{uuid}/program`` reaches ``Programmer.program``
-through the conductor's RPC endpoint. Every check comes before any work and
-leaves the deployable as it was: the deployable must exist and be on an
-FPGA (any other device type is a 400 saying so), no ARQ may hold it
-(``ARQState.HOLDING``) and no other request may be programming it (the
-programming lock, taken by a compare-and-set in
-``cyborg.db.queries.deployables``); the caller must see the image in
-Glance with their own token, the image must be a bitstream following the
-metadata standard (``cyborg.bitstream``) and it must fit the region and
-its card. Then the agent of the device's host downloads the image and has
-the vendor driver program it (``AgentAPI.program``); the driver's result
-code decides the outcome: a success records the image as the deployable's
-``bitstream_id`` in one write transaction, anything else raises the
-exception below that says why.
-When the host's answer leaves what the region holds unknown (no answer
-within ``program_timeout``, or a driver that failed midway: a 502 or 504)
-its ``bitstream_id`` becomes None; a refusal (400, 404) leaves it as it
-was.
-
-The lock is given back whatever happens; a conductor that dies holding it
-blocks the deployable for ``[conductor] program_timeout`` (and a minute) at
-most. A bind's claim (``cyborg.conductor.bind_transactions``) fails an ARQ
-whose deployable is locked.
-
-The exceptions are defined here and cross RPC with their class
-(``cyborg.rpc.ALLOWED_EXMODS``); ``cyborg.api.hooks`` answers their code.
+``Programmer.program`` checks a request (the deployable, its programming
+lock, the caller's image and its fit) before any work, has the agent of
+the device's host program the region and records the outcome in the
+deployable's ``bitstream_id``. The exceptions below say why a request
+failed, each with its HTTP code.
 """
 
 import dataclasses

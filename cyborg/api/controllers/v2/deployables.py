@@ -1,17 +1,11 @@
-"""/v2/deployables: list and show deployables; program an FPGA region.
+"""/v2/deployables: list and show deployables, and program an FPGA region.
 
-A list may be filtered on the deployable's columns, on its device's host,
-vendor and type, and on attribute pairs (``attribute=<key>:<value>``); see
-``cyborg.api.schemas.deployables``. ``PATCH /v2/deployables/{uuid}/program``
-(also ``.../program/{uuid}``, as recent openstacksdk sends it) loads a
-Glance bitstream into the deployable: the conductor checks it, has the
-host's agent program it and answers once it is recorded. ``PATCH
-/v2/deployables/{uuid}`` with a patch of ``/bitstream`` is the same call.
-
-From microversion 2.4, ``GET /v2/deployables/{uuid}/attributes`` lists the
-deployable's attributes and ``.../attributes/{key}`` those with one key
-each with its nested attributes under it; below 2.4 both are
-unknown paths (404), as they were.
+The controller checks the policy, reads queries and bodies through
+``cyborg.api.schemas.deployables`` and hands a program call, in each of its
+three forms (``.../program``, ``.../program/{uuid}``, a ``/bitstream``
+patch), to the conductor. From microversion 2.4 it also serves a
+deployable's attributes (``.../attributes[/{key}]``); below 2.4 those are
+unknown paths (404).
 """
 
 import pecan
