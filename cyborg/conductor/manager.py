@@ -32,7 +32,7 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.4')
+    target = oslo_messaging.Target(version='1.5')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
@@ -155,9 +155,12 @@ class ConductorManager:
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
-    def program_deployable(self, context, deployable_uuid, image_id):
-        """Program a Glance bitstream into a deployable; return it."""
-        return self.programmer.program(context, deployable_uuid, image_id)
+    def program_deployable(self, context, deployable_uuid, image_id,
+                           row_options=None):
+        """Program a Glance bitstream into a deployable; return it, with
+        what the API shows of it at ``row_options`` (RPC 1.5)."""
+        return self.programmer.program(context, deployable_uuid, image_id,
+                                       row_options)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

@@ -142,8 +142,9 @@ class Programmer:
         self.agents = agents
         self.glance_for = glance_for
 
-    def program(self, context, deployable_uuid, image_id):
-        """Program ``image_id`` into the deployable; return the Deployable.
+    def program(self, context, deployable_uuid, image_id, row_options=None):
+        """Program ``image_id`` into the deployable; return ``answer``'s
+        answer (the Deployable without ``row_options``).
 
         :raises: ResourceNotFound, DeviceTypeNotProgrammable (400),
             DeployableInUse, DeployableBeingProgrammed,
@@ -170,7 +171,7 @@ class Programmer:
             if not recorded:
                 deployable_queries.release_programming(
                     context, deployable_uuid, target.owner)
-        return objects.Deployable.get_by_uuid(context, deployable_uuid)
+        return answer(context, deployable_uuid, row_options)
 
     def _lock(self, context, deployable_uuid):
         """Load the deployable and its device and take the programming lock."""
@@ -247,6 +248,31 @@ class Programmer:
             raise ProgrammingLockLost(deployable=target.deployable.uuid,
                                       image=image_id)
         return True
+
+
+def answer(context, deployable_uuid, row_options=None):
+    """What a program call answers, read once the deployable is recorded.
+
+    Without ``row_options`` (the call of RPC 1.3): the Deployable. With
+    them (RPC 1.5: the ``Deployable.get_row`` keywords of what the caller's
+    microversion shows) a dict holding the Deployable as ``deployable``
+    and, when an option is set, as ``shown`` what the object lacks of that
+    row: ``attributes_list`` (the row's JSON text) and, with
+    ``tree_uuids``, ``parent_uuid`` and ``root_uuid``.
+    """
+    deployable = objects.Deployable.get_by_uuid(context, deployable_uuid)
+    if row_options is None:
+        return deployable
+    result = {'deployable': deployable}
+    if any(row_options.values()):
+        row, attributes_list = objects.Deployable.get_row(
+            context, deployable_uuid, **row_options)
+        shown = {'attributes_list': attributes_list}
+        if row_options.get('tree_uuids'):
+            shown.update(parent_uuid=row.parent_uuid,
+                         root_uuid=row.root_uuid)
+        result['shown'] = shown
+    return result
 
 
 def _result_code(value):

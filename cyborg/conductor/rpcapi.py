@@ -40,9 +40,11 @@ class ConductorAPI:
           bind_arqs, unbind_arqs, delete_arqs
     1.3 - program_deployable
     1.4 - plug_instance, unplug_instance, host_status (os-acc)
+    1.5 - program_deployable takes row_options and answers what the API
+          shows
     """
 
-    RPC_API_VERSION = '1.4'
+    RPC_API_VERSION = '1.5'
     # The version the calls of os-acc need.
     OS_ACC_VERSION = '1.4'
 
@@ -165,7 +167,7 @@ class ConductorAPI:
                                  instance_uuid=instance_uuid)
 
     def program_deployable(self, context, deployable_uuid, image_id,
-                           timeout=None):
+                           row_options=None, timeout=None):
         """Program Glance image ``image_id`` into a deployable; return it.
 
         Synchronous: the conductor has the host's agent download the image
@@ -174,15 +176,29 @@ class ConductorAPI:
         long to wait; by default a little longer than the
         ``program_timeout`` this client was made with.
 
+        With ``row_options`` the answer is the dict of
+        ``cyborg.conductor.programming.answer`` (RPC 1.5); under an
+        ``[upgrade_levels]`` pin below 1.5 the call takes its 1.3 form and
+        the dict holds the Deployable alone.
+
         :raises: cyborg.exception.ResourceNotFound, Invalid, Conflict and
             the exceptions of ``cyborg.conductor.programming``
         """
         if timeout is None and self._program_timeout is not None:
             timeout = self._program_timeout + PROGRAM_ANSWER_MARGIN
+        if row_options is not None and self._client.can_send_version('1.5'):
+            call_context = self._client.prepare(version='1.5',
+                                                timeout=timeout)
+            return call_context.call(context, 'program_deployable',
+                                     deployable_uuid=deployable_uuid,
+                                     image_id=image_id,
+                                     row_options=row_options)
         call_context = self._client.prepare(version='1.3', timeout=timeout)
-        return call_context.call(context, 'program_deployable',
-                                 deployable_uuid=deployable_uuid,
-                                 image_id=image_id)
+        deployable = call_context.call(context, 'program_deployable',
+                                       deployable_uuid=deployable_uuid,
+                                       image_id=image_id)
+        return deployable if row_options is None else {
+            'deployable': deployable}
 
     def _os_acc_call_context(self, method, timeout=None):
         """The call context of an os-acc call, refused under a lower pin.

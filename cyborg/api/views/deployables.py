@@ -76,6 +76,35 @@ def one(deployable, base_url):
                  listing.link_maker(RESOURCE, base_url))
 
 
+class _WithTreeUuids:
+    """A Deployable object with its parent's and root's uuids."""
+
+    def __init__(self, deployable, parent_uuid, root_uuid):
+        self._deployable = deployable
+        self.parent_uuid = parent_uuid
+        self.root_uuid = root_uuid
+
+    def __getattr__(self, name):
+        return getattr(self._deployable, name)
+
+
+def programmed(answer, version, base_url):
+    """The response dict of a program call at ``version``: ``answer`` is
+    the conductor's (``cyborg.conductor.programming.answer`` called with
+    ``row_options(version)``), rendered as ``one_row`` renders the row."""
+    deployable = answer['deployable']
+    shown = answer.get('shown')
+    if shown is None:
+        return one(deployable, base_url)
+    tree_uuids = row_options(version)['tree_uuids']
+    if tree_uuids:
+        deployable = _WithTreeUuids(deployable, shown['parent_uuid'],
+                                    shown['root_uuid'])
+    return _body(deployable, shown['attributes_list'],
+                 listing.link_maker(RESOURCE, base_url),
+                 tree_uuids=tree_uuids)
+
+
 def one_row(result, version, base_url):
     """The response dict of one deployable at ``version``: ``result`` is
     the ``(row, attributes_list)`` pair of ``Deployable.get_row`` called

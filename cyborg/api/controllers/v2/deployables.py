@@ -116,16 +116,18 @@ class DeployablesController(rest.RestController):
             parse_body = deployable_schemas.bitstream_image_id
         request.context.can(deployable_policies.PROGRAM)
         image_id = parse_body(body_schemas.json_body(request))
-        # The conductor client waits [conductor] program_timeout (and a
-        # little more, so that the conductor's own 504 comes first).
-        deployable = request.conductor.program_deployable(
-            request.context, deployable_uuid, image_id)
         options = deployable_views.row_options(request.version)
-        if any(options.values()):
-            # What an object lacks (the tree's uuids, nested attributes)
-            # is read with the row of the deployable just recorded.
+        # The conductor client waits [conductor] program_timeout (and a
+        # little more, so that the conductor's own 504 comes first). The
+        # answer carries what the view shows at this microversion.
+        answer = request.conductor.program_deployable(
+            request.context, deployable_uuid, image_id, row_options=options)
+        if any(options.values()) and 'shown' not in answer:
+            # A conductor pinned below RPC 1.5 ([upgrade_levels], during an
+            # upgrade) answers the object alone: the row is read here.
             return deployable_views.one_row(
-                objects.Deployable.get_row(request.context, deployable.uuid,
+                objects.Deployable.get_row(request.context, deployable_uuid,
                                            **options),
                 request.version, request.base_url)
-        return deployable_views.one(deployable, request.base_url)
+        return deployable_views.programmed(answer, request.version,
+                                           request.base_url)

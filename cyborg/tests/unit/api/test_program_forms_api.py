@@ -11,7 +11,11 @@ conductor and an agent of ``test_program_api``'s fleet.
 import os
 import uuid
 
+import webob
+from oslo_serialization import jsonutils
+
 from cyborg import policies
+from cyborg.api import app
 from cyborg.objects import fields
 from cyborg.policies import deployable as deployable_policies
 from cyborg.tests.unit.api import test_program_api
@@ -67,6 +71,39 @@ class ProgramFormsTest(test_program_api.ProgramAPIBase):
         for answer in (by_program, by_patch):
             answer.pop('updated_at')
         self.assertEqual(by_program, by_patch)
+
+    def _at(self, method, path, version, data=None):
+        request = webob.Request.blank(path, method=method, headers={
+            'Accept': 'application/json',
+            'OpenStack-API-Version': 'accelerator %s' % version})
+        if data is not None:
+            request.content_type = 'application/json'
+            request.body = jsonutils.dump_as_bytes(data)
+        response = request.get_response(self.application)
+        self.assertEqual(200, response.status_int, response.text)
+        return response.json_body
+
+    def test_the_answer_is_the_deployable_as_its_get_shows_it(self):
+        # The conductor's answer carries what each microversion shows (from
+        # 2.4 the tree's uuids and nested attributes): the same as GET of
+        # the deployable, and so under a pin below RPC 1.5.
+        region = self.regions[0]
+        board = records.make_attribute(self.context, region, key='board',
+                                       value=None)
+        records.make_attribute(self.context, region, key='shell',
+                               value='pac', parent_attribute_id=board.id)
+        for pin in (None, '1.4'):
+            self.flags(conductor=pin, group='upgrade_levels')
+            self.application = app.setup_app()
+            for version in ('2.0', '2.3', '2.4'):
+                with self.subTest(pin=pin, version=version):
+                    path = '/v2/deployables/%s' % region.uuid
+                    answer = self._at('PATCH', path + '/program', version,
+                                      program_body(self._image()))
+                    self.assertEqual(self._at('GET', path, version), answer)
+                    self.assertEqual('2.4' == version,
+                                     '{"board": {"shell": "pac"}}' in answer[
+                                         'attributes_list'])
 
     def test_malformed_bitstream_patches_are_refused(self):
         image_id = self._image()
