@@ -11,6 +11,7 @@ from cyborg import bitstream_topology
 from cyborg import exception
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
+from cyborg.agent.drivers import fake_inventory
 from cyborg.tests import base
 
 FLEET = pathlib.Path(fake.__file__).parents[2] / 'aio' / 'fleet.yaml'
@@ -525,8 +526,8 @@ class TestDeviceInfoFromRows(BitstreamTestCase):
     def rows(self, fpga_index, region_index):
         """Device, deployable and attributes rows as the conductor keeps
         them for a region of the all-in-one's fake fleet."""
-        inventory = fake.load_inventory(str(FLEET), 'host')
-        device = fake.build_devices(inventory)[fpga_index]
+        inventory = fake_inventory.load_inventory(str(FLEET), 'host')
+        device = fake_inventory.build_devices(inventory)[fpga_index]
         region = device.deployables[0].children[region_index]
         device_row = types.SimpleNamespace(
             vendor=device.vendor, model=device.model,

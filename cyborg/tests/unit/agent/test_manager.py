@@ -6,6 +6,7 @@ from cyborg import objects
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
 from cyborg.agent.drivers import fake
+from cyborg.agent.drivers import fake_inventory
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.tests import base
@@ -44,7 +45,7 @@ class TestDrivers(base.TestCase):
         devices = agent.discover()
 
         self.assertEqual(1, len(devices))
-        self.assertEqual(('FPGA', fake.VENDOR),
+        self.assertEqual(('FPGA', fake_inventory.VENDOR),
                          (devices[0].type, devices[0].vendor))
 
     def test_no_driver_discovers_nothing(self):

@@ -16,6 +16,7 @@ from cyborg.agent import manager
 from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers
 from cyborg.agent.drivers import fake
+from cyborg.agent.drivers import fake_inventory
 from cyborg.tests import base
 from cyborg.tests.fixtures import messaging
 
@@ -132,18 +133,18 @@ class FakePrepareModesTest(base.TestCase):
 
     def test_prepare_mode_is_validated(self):
         error = self.assertRaises(
-            fake.InvalidInventory, fake.validate_inventory,
+            fake_inventory.InvalidInventory, fake_inventory.validate_inventory,
             {'fpgas': [{'prepare': 'explode'}]})
         self.assertIn('fpgas[0].prepare', str(error))
 
     def test_modes_follow_the_devices(self):
-        inventory = fake.validate_inventory(
+        inventory = fake_inventory.validate_inventory(
             {'fpgas': [{'count': 2, 'prepare': 'fail'}],
              'gpus': [{'prepare': 'hang'}]})
 
         self.assertEqual(['fail', 'fail', 'hang'],
-                         fake.prepare_modes(inventory))
-        self.assertEqual(3, len(fake.build_devices(inventory)))
+                         fake_inventory.prepare_modes(inventory))
+        self.assertEqual(3, len(fake_inventory.build_devices(inventory)))
 
     def test_default_driver_prepares_everything(self):
         driver = fake.FakeDriver()

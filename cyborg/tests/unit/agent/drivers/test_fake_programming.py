@@ -10,6 +10,7 @@ from cyborg import bitstream
 from cyborg import bitstream_topology
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
+from cyborg.agent.drivers import fake_inventory
 from cyborg.agent.drivers import fake_fpga
 from cyborg.tests.unit.agent.drivers import test_fake
 
@@ -405,7 +406,7 @@ class TestProgramKey(ProgrammingTestCase):
                 {'program': program}]}]}, words)
 
     def test_defaults(self):
-        inventory = fake.validate_inventory({'fpgas': [{'regions': [
+        inventory = fake_inventory.validate_inventory({'fpgas': [{'regions': [
             {}, {'program': {'seconds': 0.5, 'result': 'failed',
                              'topology_after': SEED_TOPOLOGY}}]}]})
 

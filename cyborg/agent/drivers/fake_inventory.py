@@ -1,0 +1,335 @@
+"""The fake driver's inventory file: read, checked, and made devices.
+
+``[agent] fake_inventory`` names a YAML or JSON file describing the fleet
+the fake driver simulates (its format is in etc/cyborg/fake-inventory.yaml
+and doc/source/admin/drivers.rst). This module reads it for a host, checks
+every key with defaults filled in (``InvalidInventory`` names the bad one)
+and builds the devices, the FPGA cards and the ``prepare`` modes it
+describes, card after card on their own PCI buses.
+"""
+
+import json
+import math
+import re
+
+import yaml
+
+from cyborg import bitstream_topology
+from cyborg.agent.drivers import base
+from cyborg.agent.drivers import fake_fpga
+from cyborg.agent.drivers.gpu import nvidia
+
+# The card of an inventory entry that does not say otherwise.
+VENDOR = '0xABCD'
+MODEL = 'fake-fpga'
+FAKE_TRAIT = fake_fpga.FAKE_TRAIT
+ATTACH_TYPES = ('TEST_PCI', 'PCI')
+# Card k of a host sits on PCI domain k // BUSES_PER_DOMAIN, bus 0x10 + the
+# rest; its physical functions are functions of device 00 and its virtual
+# functions fill devices 01 to 1f.
+BUSES_PER_DOMAIN = 0xf0
+MAX_PFS = fake_fpga.MAX_PFS
+MAX_VFS = fake_fpga.MAX_VFS
+# vGPU type ids become part of deployable names.
+_TYPE_ID = re.compile(r'^[A-Za-z0-9_.:-]+$')
+# What ``prepare`` does for the handles of a card.
+PREPARE_MODES = ('succeed', 'fail', 'hang')
+
+
+class InvalidInventory(ValueError):
+    """The fake inventory file does not follow its format."""
+
+
+def controlpath_key(controlpath_id):
+    """A control path id as a hashable key: its type and sorted info."""
+    return (controlpath_id.cpid_type,
+            tuple(sorted(controlpath_id.cpid_info.items())))
+
+
+# The file's format: for each mapping, its keys with (type, default). A
+# default of REQUIRED marks a key that must be given.
+REQUIRED = object()
+# A PCI id: a string such as "0x8086", or the number YAML makes of an
+# unquoted 0x8086.
+HEX = object()
+# A non-negative int or float.
+NUMBER = object()
+_PROGRAM_KEYS = {'seconds': (NUMBER, 0), 'result': (str, 'success'),
+                 'topology_after': (dict, None)}
+_VGPU_TYPE_KEYS = {'type': (str, REQUIRED), 'name': (str, REQUIRED),
+                   'instances': (int, REQUIRED)}
+_REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
+                'num_accelerators': (int, None), 'pfs': (int, 1),
+                'vfs_per_pf': (int, 0), 'program': (dict, None)}
+_FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
+              'vendor_name': (str, None), 'board': (str, 'fake_board'),
+              'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
+              'attach_type': (str, 'TEST_PCI'), 'regions': (list, None),
+              'prepare': (str, 'succeed')}
+_GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
+             'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
+             'vgpu_types': (list, []), 'prepare': (str, 'succeed')}
+_TOP_KEYS = {'fpgas': (list, []), 'gpus': (list, [])}
+
+
+def load_inventory(path, host):
+    """The validated inventory in the file at ``path``, for ``host``.
+
+    ``{host}`` in any string of the file is replaced by ``host``.
+
+    :raises: OSError, InvalidInventory, yaml.YAMLError
+    """
+    with open(path, encoding='utf-8') as stream:
+        text = stream.read()
+    if path.endswith('.json'):
+        data = json.loads(text)
+    else:
+        data = yaml.safe_load(text)
+    if data is None:
+        data = {}
+    return validate_inventory(_substitute_host(data, host))
+
+
+def _substitute_host(value, host):
+    if isinstance(value, str):
+        return value.replace('{host}', host)
+    if isinstance(value, list):
+        return [_substitute_host(item, host) for item in value]
+    if isinstance(value, dict):
+        return {key: _substitute_host(item, host)
+                for key, item in value.items()}
+    return value
+
+
+def validate_inventory(data):
+    """``data`` with defaults filled in.
+
+    :raises: InvalidInventory naming the bad key
+    """
+    inventory = _mapping(data, _TOP_KEYS, 'inventory')
+    inventory['fpgas'] = [
+        _fpga(entry, 'fpgas[%d]' % index)
+        for index, entry in enumerate(inventory['fpgas'])]
+    inventory['gpus'] = [
+        _gpu(entry, 'gpus[%d]' % index)
+        for index, entry in enumerate(inventory['gpus'])]
+    return inventory
+
+
+def _mapping(data, keys, where):
+    """The values of mapping ``data`` for ``keys`` (defaults filled in).
+
+    :raises: InvalidInventory naming an unknown, missing or bad key
+    """
+    if not isinstance(data, dict):
+        raise InvalidInventory('%s: expected a mapping, got %r'
+                               % (where, type(data).__name__))
+    for key in data:
+        if key not in keys:
+            raise InvalidInventory('%s.%s: unknown key (known: %s)'
+                                   % (where, key, ', '.join(sorted(keys))))
+    values = {}
+    for key, (kind, default) in keys.items():
+        if key in data:
+            values[key] = _value(kind, data[key], '%s.%s' % (where, key))
+        elif default is REQUIRED:
+            raise InvalidInventory('%s.%s: missing' % (where, key))
+        else:
+            values[key] = default
+    return values
+
+
+def _value(kind, value, where):
+    """``value`` checked against ``kind`` (and converted for HEX and str).
+
+    :raises: InvalidInventory
+    """
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < 0:
+            raise InvalidInventory('%s: expected a non-negative integer, '
+                                   'got %r' % (where, value))
+    elif kind is NUMBER:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            raise InvalidInventory('%s: expected a non-negative number, '
+                                   'got %r' % (where, value))
+    elif kind is HEX:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = '0x%04x' % value
+        elif not isinstance(value, str):
+            raise InvalidInventory('%s: expected a hex id such as 0x8086, '
+                                   'got %r' % (where, value))
+    elif kind is str:
+        if isinstance(value, bool) or not isinstance(
+                value, (str, int, float)):
+            raise InvalidInventory('%s: expected a string, got %r'
+                                   % (where, value))
+        value = str(value)
+    elif not isinstance(value, kind):
+        raise InvalidInventory('%s: expected a %s, got %r'
+                               % (where, kind.__name__, value))
+    return value
+
+
+def _hex_id(value, where):
+    try:
+        number = int(value, 16)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 0xffff:
+        raise InvalidInventory('%s: expected a 16-bit hex id such as '
+                               '0x8086, got %r' % (where, value))
+    return number
+
+
+def _attach_type(value, where):
+    if value not in ATTACH_TYPES:
+        raise InvalidInventory('%s: expected one of %s, got %r'
+                               % (where, ', '.join(ATTACH_TYPES), value))
+    return value
+
+
+def _prepare_mode(value, where):
+    if value not in PREPARE_MODES:
+        raise InvalidInventory('%s: expected one of %s, got %r'
+                               % (where, ', '.join(PREPARE_MODES), value))
+    return value
+
+
+def _fpga(data, where):
+    fpga = _mapping(data, _FPGA_KEYS, where)
+    _prepare_mode(fpga['prepare'], where + '.prepare')
+    fpga['vendor_id'] = _hex_id(fpga['vendor'], where + '.vendor')
+    fpga['product_number'] = _hex_id(fpga['product_id'],
+                                     where + '.product_id')
+    _attach_type(fpga['attach_type'], where + '.attach_type')
+    if fpga['regions'] is None:
+        fpga['regions'] = [{}]
+    fpga['regions'] = [
+        _region(region, '%s.regions[%d]' % (where, index))
+        for index, region in enumerate(fpga['regions'])]
+    pfs = sum(region['pfs'] for region in fpga['regions'])
+    vfs = sum(region['pfs'] * region['vfs_per_pf']
+              for region in fpga['regions'])
+    if pfs > MAX_PFS:
+        raise InvalidInventory('%s.regions: %d PFs, at most %d fit a card'
+                               % (where, pfs, MAX_PFS))
+    if vfs > MAX_VFS:
+        raise InvalidInventory('%s.regions: %d VFs, at most %d fit a card'
+                               % (where, vfs, MAX_VFS))
+    return fpga
+
+
+def _region(data, where):
+    region = _mapping(data, _REGION_KEYS, where)
+    region['program'] = _program_settings(region['program'],
+                                          where + '.program')
+    return region
+
+
+def _program_settings(data, where):
+    """The fake_fpga.Settings of a region's ``program`` key (None: the
+    defaults, an instant success)."""
+    if data is None:
+        return fake_fpga.DEFAULT_SETTINGS
+    values = _mapping(data, _PROGRAM_KEYS, where)
+    if values['seconds'] > fake_fpga.MAX_SECONDS:
+        raise InvalidInventory('%s.seconds: at most %d, got %r'
+                               % (where, fake_fpga.MAX_SECONDS,
+                                  values['seconds']))
+    result = fake_fpga.RESULTS.get(values['result'])
+    if result is None:
+        raise InvalidInventory('%s.result: expected one of %s, got %r'
+                               % (where, ', '.join(fake_fpga.RESULTS),
+                                  values['result']))
+    topology = None
+    if values['topology_after'] is not None:
+        try:
+            topology = bitstream_topology.parse_topology(
+                values['topology_after'])
+        except bitstream_topology.TopologyError as error:
+            raise InvalidInventory('%s.topology_after: %s' % (where, error))
+        if topology.pf_num > MAX_PFS or topology.vf_num > MAX_VFS:
+            raise InvalidInventory(
+                '%s.topology_after: %d PFs and %d VFs, at most %d and %d '
+                'fit a card' % (where, topology.pf_num, topology.vf_num,
+                                MAX_PFS, MAX_VFS))
+    return fake_fpga.Settings(seconds=values['seconds'], result=result,
+                              topology_after=topology)
+
+
+def _gpu(data, where):
+    gpu = _mapping(data, _GPU_KEYS, where)
+    _prepare_mode(gpu['prepare'], where + '.prepare')
+    gpu['product_number'] = _hex_id(gpu['product_id'], where + '.product_id')
+    _attach_type(gpu['attach_type'], where + '.attach_type')
+    gpu['vgpu_types'] = [
+        _mapping(entry, _VGPU_TYPE_KEYS, '%s.vgpu_types[%d]' % (where, index))
+        for index, entry in enumerate(gpu['vgpu_types'])]
+    for index, entry in enumerate(gpu['vgpu_types']):
+        if not _TYPE_ID.match(entry['type']):
+            raise InvalidInventory(
+                '%s.vgpu_types[%d].type: only letters, digits and -_.: are '
+                'allowed, got %r' % (where, index, entry['type']))
+    return gpu
+
+
+def build_devices(inventory):
+    """The DriverDevice trees of a validated inventory, in file order."""
+    devices = []
+    slot = 0
+    for fpga in inventory['fpgas']:
+        for _ in range(fpga['count']):
+            devices.append(fake_fpga.fpga_device(fpga, _card_prefix(slot)))
+            slot += 1
+    for gpu in inventory['gpus']:
+        for _ in range(gpu['count']):
+            devices.append(_gpu_device(gpu, _card_prefix(slot)))
+            slot += 1
+    return devices
+
+
+def prepare_modes(inventory):
+    """The ``prepare`` mode of each device ``build_devices`` makes, in order."""
+    return [entry['prepare']
+            for entry in inventory['fpgas'] + inventory['gpus']
+            for _ in range(entry['count'])]
+
+
+def fpga_cards(inventory):
+    """The FakeCard of each FPGA ``build_devices`` makes, by control path
+    key."""
+    cards = {}
+    slot = 0
+    for fpga in inventory['fpgas']:
+        for _ in range(fpga['count']):
+            prefix = _card_prefix(slot)
+            controlpath_id = base.pci_controlpath_id(
+                fake_fpga.pf_address(prefix, 0))
+            cards[controlpath_key(controlpath_id)] = fake_fpga.card(fpga, prefix)
+            slot += 1
+    return cards
+
+
+def _card_prefix(slot):
+    """``domain:bus:`` of the card in position ``slot`` on its host."""
+    domain, bus = divmod(slot, BUSES_PER_DOMAIN)
+    return '%04x:%02x:' % (domain, 0x10 + bus)
+
+
+def _gpu_device(gpu, prefix):
+    """The GPU ``gpu`` at ``prefix``: a root and its vGPU types, or one
+    PGPU deployable."""
+    address = prefix + '00.0'
+    product = gpu['product_number']
+    if gpu['vgpu_types']:
+        deployables = [nvidia.gpu_root(address, [
+            nvidia.vgpu_deployable(address, product, entry['type'],
+                                   entry['name'], entry['instances'],
+                                   extra_traits=[FAKE_TRAIT])
+            for entry in gpu['vgpu_types']])]
+    else:
+        deployables = [nvidia.pgpu_deployable(
+            address, product, gpu['attach_type'], extra_traits=[FAKE_TRAIT])]
+    return nvidia.gpu_device(address, product, gpu['model'], deployables)
