@@ -1,15 +1,10 @@
 """os-acc: attach Cyborg accelerators to instances from a compute node.
 
-A compute node's library (patterned after os-vif and os-brick). A compute
-driver calls ``initialize()`` once at start of day, ``plug(instance_info,
-selected_rp, flavor_extra_specs)`` before it builds an instance that needs
-accelerators and ``unplug(instance_info)`` when the instance stops using
-them. Each call is one RPC call to cyborg-conductor, with the
-configuration ``configure()`` loads (implicitly at the first call).
-``live_migrate`` and ``snapshot`` refuse the operations that cannot keep
-an instance's accelerators (``Unsupported``). See
-doc/source/admin/compute-node.rst for the arguments, results, errors and
-what each instance operation calls.
+A compute node's library, patterned after os-vif and os-brick: its calls
+are those of ``os_acc.api`` (``configure``, ``initialize``, ``plug``,
+``unplug``) and ``os_acc.operations`` (``live_migrate``, ``snapshot``).
+doc/source/admin/compute-node.rst says what each takes, returns and
+raises, and which instance operation calls which.
 """
 
 from os_acc.api import configure

@@ -1,8 +1,7 @@
 """os-acc's calls: configure, initialize, plug and unplug.
 
-Each call is one RPC call to cyborg-conductor (``ConductorAPI``), which
-does the work on the paths the ARQ API uses (``cyborg.conductor.
-os_acc_calls``). The calls are thread-safe: a compute driver may run them
+Each call is one RPC call to cyborg-conductor (``ConductorAPI``). The
+calls are thread-safe: a compute driver may run them
 from a ``ThreadPoolExecutor``. The calls act as the
 compute node's Cyborg service (an admin context with a service token,
 in the instance's project); the node's identity is ``[DEFAULT] host``,

@@ -1,12 +1,10 @@
 """The instance operations not supported with accelerators.
 
-Most operations need no os-acc call at all, or are ``unplug`` then
-``plug`` (the table of doc/source/admin/compute-node.rst). Live migration
-and booting from a snapshot are refused: a driver calls ``live_migrate`` or
-``snapshot`` before it starts one, and gets ``Unsupported`` when the
-flavor asks for accelerators, ``None`` when it does not. Neither makes an
-RPC call or changes anything: the answer follows from the flavor alone,
-which is also what tells a driver to call os-acc at all.
+A driver calls ``live_migrate`` before it starts a live migration and
+``snapshot`` before it takes a snapshot; each raises ``Unsupported`` when
+the flavor asks for accelerators and returns ``None`` when it does not.
+Neither makes an RPC call or changes anything: the answer follows from
+the flavor alone.
 """
 
 import logging

@@ -2,9 +2,7 @@
 
 The inventory report runs in a thread of its own: at start and every
 [agent] report_interval seconds the agent sends the full inventory of all
-its drivers to the conductor (``ConductorAPI.report_inventory``). What each
-driver discovered for it is kept (``DeployableCache``), and binds find the
-attach handles the conductor names there instead of discovering again.
+its drivers to the conductor (``ConductorAPI.report_inventory``).
 """
 
 import logging

@@ -1,9 +1,8 @@
 """cyborg-aio: the whole service on one host, in one process, with no setup.
 
-API, conductor, agent (fake driver) and the real openstack-placement run in
-this process on SQLite files of a state directory; ``cyborg-aio`` with no
-argument is enough. ``--config-file``/``--config-dir`` values win over the
-all-in-one defaults of ``cyborg.aio.conf``; no other file is read.
+``cyborg-aio`` with no argument is enough: ``--config-file`` and
+``--config-dir`` values win over the all-in-one defaults of
+``cyborg.aio.conf``, and no other file is read.
 """
 
 import logging

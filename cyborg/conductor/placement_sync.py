@@ -5,23 +5,8 @@ compute-node provider named after the host (as Nova names it):
 uuid = the deployable's rp_uuid, inventory in its ``rc`` class, traits
 OWNER_CYBORG plus its ``trait*`` attributes. The database is the truth; a
 sync that fails is repeated by the host's next report or device change.
-
-Cyborg's providers in the compute node's tree are those of its deployables
-(by uuid), those marked OWNER_CYBORG, and those a sync left half-written:
-creating a provider and marking it are two requests, and Placement may fail
-between them. The rule for the last: a direct child of the compute node,
-at generation 0, named ``<host>_`` plus a valid deployable name
-(``report_validation.DEPLOYABLE_NAME``) and with the uuid a deployable of
-that name gets (``provider_uuid``: derived from host and name, which no
-other service's random uuid matches). Placement raises a provider's
-generation at each change of its inventory, traits, aggregates or
-allocations, so generation 0 means nothing was ever written to it; the
-tree listing shows it, with no request per provider. Cyborg's providers no
-deployable wants are deleted. Other services' providers are left alone,
-even an empty one named like a deployable's (Nova's vGPU and PCI children
-between their creation and first write): their uuids are not derived.
-Deployables recorded before provider uuids were derived (random uuids)
-are covered only once marked.
+Cyborg's providers that no deployable wants are deleted; other services'
+providers are left alone (``_owned`` tells the two apart).
 """
 
 import collections
@@ -212,7 +197,16 @@ def _compute_node_and_tree(placement, host, desired):
 
 
 def _owned(placement, host, compute_node_uuid, tree, desired, foreign):
-    """Cyborg's providers among ``tree``, by uuid (see the module docstring).
+    """Cyborg's providers among ``tree``, by uuid.
+
+    They are those of its deployables (``desired``), those marked
+    OWNER_CYBORG, and those a sync left half-written: creating a provider
+    and marking it are two requests, and Placement may fail between them
+    (``_is_half_written``). Other services' providers are left alone, even
+    an empty one named like a deployable's (Nova's vGPU and PCI children
+    between their creation and first write): their uuids are not derived.
+    Deployables recorded before provider uuids were derived (random uuids)
+    are covered only once marked.
 
     The providers marked OWNER_CYBORG are listed (one request) only when
     ``tree`` holds one that may be marked, is not desired and was not
@@ -245,7 +239,17 @@ def _owned(placement, host, compute_node_uuid, tree, desired, foreign):
 
 
 def _is_half_written(provider, host, compute_node_uuid):
-    """Whether ``provider`` is as a sync leaves it between POST and traits."""
+    """Whether ``provider`` is as a sync leaves it between POST and traits.
+
+    That is: a direct child of the compute node, at generation 0, named
+    ``<host>_`` plus a valid deployable name
+    (``report_validation.DEPLOYABLE_NAME``) and with the uuid a deployable
+    of that name gets (``provider_uuid``: derived from host and name, which
+    no other service's random uuid matches). Placement raises a provider's
+    generation at each change of its inventory, traits, aggregates or
+    allocations, so generation 0 means nothing was ever written to it; the
+    tree listing shows it, with no request per provider.
+    """
     prefix = '%s_' % host
     name = provider['name']
     return (provider['parent_provider_uuid'] == compute_node_uuid

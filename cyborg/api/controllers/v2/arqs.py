@@ -1,8 +1,7 @@
 """/v2/accelerator_requests: create, list, show, bind, unbind and delete ARQs.
 
 Reads go through the objects; every change is one conductor call, one
-transaction. A bind answers 202 as soon as the conductor has recorded it
-(state BindStarted); the conductor's binder finishes it and tells Nova.
+transaction; a bind answers 202 once the conductor has recorded it.
 Binding, unbinding, deleting an instance's ARQs and deleting a Bound ARQ
 need a service token as well as the policy: they are Nova's calls.
 Callers other than admins and the service role see only their project's
