@@ -29,31 +29,19 @@ import logging
 import os
 import sys
 
-import glanceclient
 from keystoneauth1 import exceptions as ks_exceptions
-from keystoneauth1 import loading as ks_loading
 import openstack.config
 from openstack import exceptions as sdk_exceptions
 
 from cyborg import bitstream
-from cyborg.clients import glance as glance_client
+from cyborg.cmd import bitstream_glance
+from cyborg.cmd import bitstream_output
 from cyborg import exception
 
 PROG = 'cyborg-bitstream'
-# The Glance of the all-in-one (cyborg-aio), used when no auth is given.
-AIO_IMAGE_URL = 'http://127.0.0.1:9292'
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-FORMATS = ('table', 'json', 'value')
-# What ``list`` shows of each image and ``show`` of one, in this order.
-LIST_COLUMNS = ('id', 'name', 'vendor', 'board', 'function_name',
-                'function_uuid', 'region_uuid', 'valid')
-IMAGE_FIELDS = ('id', 'name', 'status', 'size', 'tags', 'visibility',
-                'owner', 'os_hash_algo', 'os_hash_value', 'created_at',
-                'updated_at')
-SHOW_FIELDS = (IMAGE_FIELDS + tuple(key.name for key in bitstream.KEYS)
-               + ('problems',))
 # The standard keys ``list`` filters on, by option.
 LIST_FILTERS = (('function_uuid', 'function_uuid'),
                 ('function_name', 'function_name'),
@@ -84,7 +72,7 @@ def _metadata_help(key):
 
 def _add_output_options(parser, columns):
     parser.add_argument(
-        '-f', '--format', choices=FORMATS, default='table',
+        '-f', '--format', choices=bitstream_output.FORMATS, default='table',
         help='Output format (default: table).')
     parser.add_argument(
         '-c', '--column', action='append', default=[], metavar='COLUMN',
@@ -105,18 +93,26 @@ def build_parser(config, argv):
         default=os.environ.get('OS_IMAGE_URL'),
         help='Glance endpoint (env OS_IMAGE_URL). Without auth options the '
              'default is the all-in-one\'s %s; with them, the service '
-             'catalog\'s.' % AIO_IMAGE_URL)
+             'catalog\'s.' % bitstream_glance.AIO_IMAGE_URL)
     parser.add_argument('--debug', action='store_true',
                         help='Log the HTTP requests and responses.')
     config.register_argparse_arguments(parser, argv, service_keys=['image'])
     commands = parser.add_subparsers(dest='command', metavar='COMMAND',
                                      required=True)
+    _add_upload(commands)
+    _add_list(commands)
+    _add_show(commands)
+    return parser
 
+
+def _add_upload(commands):
+    """The ``upload`` command: a file and an option per standard key."""
     upload = commands.add_parser(
         'upload', help='Upload a bitstream file with its metadata.',
-        description='Upload FILE to Glance as an image tagged %s with seed '
-        '002 metadata. The metadata are checked first: when a key is bad, '
-        'each is named on stderr and nothing is uploaded.' % bitstream.TAG)
+        description='Upload FILE to Glance as an image tagged %s with the '
+        'standard\'s bitstream metadata. The metadata are checked first: '
+        'when a key is bad, each is named on stderr and nothing is '
+        'uploaded.' % bitstream.TAG)
     upload.add_argument('file', metavar='FILE', help='The bitstream file.')
     upload.add_argument('--name', help='Name of the Glance image, and its '
                         'bs-name unless --bs-name is given. A name another '
@@ -131,9 +127,13 @@ def build_parser(config, argv):
             option_of(key), dest=key.field,
             metavar='FILE' if key.kind == bitstream.TOPOLOGY else None,
             help=_metadata_help(key))
-    _add_output_options(upload, SHOW_FIELDS)
-    upload.set_defaults(run=upload_bitstream, columns=SHOW_FIELDS)
+    _add_output_options(upload, bitstream_output.SHOW_FIELDS)
+    upload.set_defaults(run=upload_bitstream,
+                        columns=bitstream_output.SHOW_FIELDS)
 
+
+def _add_list(commands):
+    """The ``list`` command and its filters."""
     listing = commands.add_parser(
         'list', help='List the bitstreams (images tagged %s).'
         % bitstream.TAG)
@@ -144,117 +144,20 @@ def build_parser(config, argv):
                           help='Only bitstreams of this function name.')
     listing.add_argument('--region-uuid', metavar='UUID',
                          help='Only bitstreams for this region uuid.')
-    _add_output_options(listing, LIST_COLUMNS)
-    listing.set_defaults(run=list_bitstreams, columns=LIST_COLUMNS)
+    _add_output_options(listing, bitstream_output.LIST_COLUMNS)
+    listing.set_defaults(run=list_bitstreams,
+                         columns=bitstream_output.LIST_COLUMNS)
 
+
+def _add_show(commands):
+    """The ``show`` command: one image, by id or bitstream name."""
     show = commands.add_parser(
         'show', help='Show one image and whether it is a valid bitstream.')
     show.add_argument('image', metavar='IMAGE',
                       help='Image id, or name of a bitstream.')
-    _add_output_options(show, SHOW_FIELDS)
-    show.set_defaults(run=show_bitstream, columns=SHOW_FIELDS)
-    return parser
-
-
-# Glance ------------------------------------------------------------------
-
-def _sends_token(args, region):
-    """Whether the auth options ask for a token: not with auth type
-    ``none``, nor when neither a cloud, an auth type nor an auth URL is
-    given (on the command line, in OS_* or in clouds.yaml).
-
-    ``region`` is openstack.config's unvalidated view of the options, where
-    those given sit at the top level or under ``auth``.
-    """
-    config = region.config
-    auth_type = config.get('auth_type')
-    if auth_type == 'none':
-        return False
-    if args.os_cloud or auth_type not in (None, 'password'):
-        return True
-    return bool(config.get('auth_url')
-                or (config.get('auth') or {}).get('auth_url'))
-
-
-def connect(config, args):
-    """``(glanceclient v2 client, where it goes)`` for the auth options.
-
-    With auth type ``none``, or none of the auth options, no token is sent
-    and the endpoint is ``--os-image-url``, the cloud's image endpoint
-    override or the all-in-one's.
-
-    :raises: ConfigException, keystoneauth ClientException when the auth
-        options cannot be used
-    """
-    region = config.get_one(argparse=args, validate=False)
-    endpoint = args.os_image_url or region.get_endpoint('image')
-    if not _sends_token(args, region):
-        endpoint = endpoint or AIO_IMAGE_URL
-        # A session without an auth plugin: the OS_* variables that are
-        # set (a project name, say) must not reach one.
-        session = ks_loading.load_session_from_argparse_arguments(args)
-        client = glanceclient.Client(glance_client.API_VERSION,
-                                     session=session,
-                                     endpoint_override=endpoint)
-        return client, '%s without a token' % endpoint
-    region = config.get_one(argparse=args)
-    client = glanceclient.Client(
-        glance_client.API_VERSION, session=region.get_session(),
-        endpoint_override=endpoint, service_type='image',
-        interface=region.get_interface('image'),
-        region_name=region.get_region_name('image') or None)
-    return client, endpoint or 'the image service of the catalog'
-
-
-# Output ------------------------------------------------------------------
-
-def problems_of(image):
-    """Why the Glance image is not a valid bitstream: sentences, or []."""
-    try:
-        bitstream.Bitstream.from_image(image)
-    except bitstream.InvalidBitstream as error:
-        return error.problems
-    return []
-
-
-def show_fields(image):
-    """The fields ``show`` prints of ``image`` (a dict of Glance)."""
-    fields = {name: image.get(name) for name in SHOW_FIELDS}
-    fields['problems'] = problems_of(image)
-    return fields
-
-
-def list_row(image):
-    """The columns ``list`` prints of ``image``."""
-    row = {name: image.get(name) for name in LIST_COLUMNS}
-    row['valid'] = not problems_of(image)
-    return row
-
-
-def _text(value):
-    """``value`` for a table or ``-f value``: a list of sentences (the
-    problems) joined by spaces, other lists (the tags) by commas."""
-    if value is None:
-        return ''
-    if isinstance(value, (list, tuple)):
-        items = [str(item) for item in value]
-        sentences = all(item.endswith('.') for item in items)
-        return (' ' if sentences else ', ').join(items)
-    return str(value)
-
-
-def _table(headers, rows):
-    """A table with borders, as the openstack client prints one."""
-    cells = [[_text(value) for value in row] for row in rows]
-    widths = [max([len(header)] + [len(row[index]) for row in cells])
-              for index, header in enumerate(headers)]
-    border = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
-
-    def line(values):
-        return '| ' + ' | '.join(value.ljust(width) for value, width
-                                 in zip(values, widths, strict=True)) + ' |'
-    return '\n'.join([border, line(headers), border]
-                     + [line(row) for row in cells] + [border])
+    _add_output_options(show, bitstream_output.SHOW_FIELDS)
+    show.set_defaults(run=show_bitstream,
+                      columns=bitstream_output.SHOW_FIELDS)
 
 
 def check_columns(args):
@@ -266,33 +169,6 @@ def check_columns(args):
     if unknown:
         raise UsageError('unknown column %s; the columns are %s.' % (
             ', '.join(unknown), ', '.join(args.columns)))
-
-
-def _selected(columns, chosen):
-    return tuple(chosen) or columns
-
-
-def render_one(fields, args):
-    """``show``'s output of ``fields``: a Field/Value table, JSON or values."""
-    names = _selected(tuple(fields), args.column)
-    if args.format == 'json':
-        return json.dumps({name: fields[name] for name in names}, indent=2)
-    if args.format == 'value':
-        return '\n'.join(_text(fields[name]) for name in names)
-    return _table(('Field', 'Value'),
-                  [(name, fields[name]) for name in names])
-
-
-def render_many(rows, columns, args):
-    """``list``'s output of ``rows`` (dicts): a table, JSON or values."""
-    names = _selected(columns, args.column)
-    if args.format == 'json':
-        return json.dumps([{name: row[name] for name in names}
-                           for row in rows], indent=2)
-    if args.format == 'value':
-        return '\n'.join(' '.join(_text(row[name]) for name in names)
-                         for row in rows)
-    return _table(names, [[row[name] for name in names] for row in rows])
 
 
 # Commands ----------------------------------------------------------------
@@ -434,7 +310,7 @@ def upload_bitstream(glance, args):
         check_name_free(existing, name)
     image = images.upload(args.file, name, properties, tags=[bitstream.TAG])
     delete_replaced(images, image, existing)
-    return render_one(show_fields(image), args)
+    return bitstream_output.render_one(bitstream_output.show_fields(image), args)
 
 
 def _uuid_filter(option, value):
@@ -479,8 +355,9 @@ def list_bitstreams(glance, args):
             found[image['id']] = image
     ordered = sorted(found.values(),
                      key=lambda image: (image.get('name') or '', image['id']))
-    return render_many([list_row(image) for image in ordered], LIST_COLUMNS,
-                       args)
+    return bitstream_output.render_many(
+        [bitstream_output.list_row(image) for image in ordered],
+        bitstream_output.LIST_COLUMNS, args)
 
 
 def find_image(images, reference):
@@ -502,24 +379,9 @@ def find_image(images, reference):
 
 def show_bitstream(glance, args):
     """Show one image: Glance's fields, the standard keys and any problems."""
-    return render_one(show_fields(find_image(glance(), args.image)), args)
-
-
-class Glance:
-    """The GlanceClient of the auth options, connected at the first call,
-    so that a command checks its input before the options are used."""
-
-    def __init__(self, config, args):
-        self.config = config
-        self.args = args
-        self.target = None
-        self._images = None
-
-    def __call__(self):
-        if self._images is None:
-            client, self.target = connect(self.config, self.args)
-            self._images = glance_client.GlanceClient(None, client=client)
-        return self._images
+    image = find_image(glance(), args.image)
+    return bitstream_output.render_one(bitstream_output.show_fields(image),
+                                       args)
 
 
 def main(argv=None, stdout=None, stderr=None):
@@ -537,7 +399,7 @@ def main(argv=None, stdout=None, stderr=None):
     logging.basicConfig(level=logging.DEBUG if args.debug else
                         logging.WARNING, format='%(levelname)s %(message)s')
     prefix = '%s %s' % (PROG, args.command)
-    glance = Glance(config, args)
+    glance = bitstream_glance.Glance(config, args)
     try:
         check_columns(args)
         output = args.run(glance, args)

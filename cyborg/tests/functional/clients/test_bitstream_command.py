@@ -34,7 +34,8 @@ REQUIRED_OPTIONS = ('--name or --bs-name', '--bs-uuid', '--vendor', '--board',
                     '--function-uuid')
 
 
-class TestBitstreamCommand(base.TestCase):
+class BitstreamCommandCase(base.TestCase):
+    """A Glance of its own, a bitstream file and helpers to run the command."""
 
     def setUp(self):
         super().setUp()
@@ -82,7 +83,17 @@ class TestBitstreamCommand(base.TestCase):
         self.assertEqual((0, ''), (status, err))
         return sorted(row['id'] for row in json.loads(out))
 
-    # -- upload --------------------------------------------------------------
+    def _untagged(self, name='plain', **properties):
+        """An image with bitstream properties but not the FPGA tag."""
+        values = {'bs-name': 'plain', 'bs-uuid': str(uuid.uuid4()),
+                  'vendor': 'intel', 'board': 'pac_arria10', 'version': '1',
+                  'driver_ver': '1', 'driver_path': '/opt/',
+                  'function_uuid': FUNCTION, **properties}
+        return self.images.upload(self.file, name, values, tags=['NOTFPGA'])
+
+
+class TestUpload(BitstreamCommandCase):
+    """upload: the checks before Glance, and what it stores."""
 
     def test_upload_stores_checked_metadata_the_tag_and_the_file(self):
         topology = self._write('topology.json', json.dumps(TOPOLOGY,
@@ -177,7 +188,27 @@ class TestBitstreamCommand(base.TestCase):
                 err.splitlines())
         self.assertEqual([], self.glance_image_ids())
 
-    # -- a name taken ------------------------------------------------------
+    def test_bad_command_lines_exit_2(self):
+        for argv in (['upload'], ['list', '--bogus'],
+                     ['list', '--function-uuid', FUNCTION,
+                      '--function-name', 'aes'], ['frobnicate']):
+            with fixtures.MonkeyPatch('sys.stderr', io.StringIO()):
+                error = self.assertRaises(SystemExit, self.run_command,
+                                          *argv)
+            self.assertEqual(2, error.code, argv)
+        status, out, err = self.run_command('list', '-c', 'id', '-c',
+                                            'colour')
+        self.assertEqual((2, ''), (status, out))
+        self.assertIn('unknown column colour', err)
+        status, _, err = self.run_command('list', '--region-uuid', 'r1')
+        self.assertEqual(2, status)
+        self.assertEqual("cyborg-bitstream list: --region-uuid must be a "
+                         "UUID (32 hex digits, dashes optional), got 'r1'.\n",
+                         err)
+
+
+class TestNameTaken(BitstreamCommandCase):
+    """upload of a name a bitstream has: refused, or --replace."""
 
     def named(self, name='aes-128'):
         """Ids of the images tagged FPGA named ``name``, as Glance has them."""
@@ -276,33 +307,9 @@ class TestBitstreamCommand(base.TestCase):
             ' Delete it once it can be: openstack image delete %s\n' % old),
             err)
 
-    def test_bad_command_lines_exit_2(self):
-        for argv in (['upload'], ['list', '--bogus'],
-                     ['list', '--function-uuid', FUNCTION,
-                      '--function-name', 'aes'], ['frobnicate']):
-            with fixtures.MonkeyPatch('sys.stderr', io.StringIO()):
-                error = self.assertRaises(SystemExit, self.run_command,
-                                          *argv)
-            self.assertEqual(2, error.code, argv)
-        status, out, err = self.run_command('list', '-c', 'id', '-c',
-                                            'colour')
-        self.assertEqual((2, ''), (status, out))
-        self.assertIn('unknown column colour', err)
-        status, _, err = self.run_command('list', '--region-uuid', 'r1')
-        self.assertEqual(2, status)
-        self.assertEqual("cyborg-bitstream list: --region-uuid must be a "
-                         "UUID (32 hex digits, dashes optional), got 'r1'.\n",
-                         err)
 
-    # -- list and show -------------------------------------------------------
-
-    def _untagged(self, name='plain', **properties):
-        """An image with bitstream properties but not the FPGA tag."""
-        values = {'bs-name': 'plain', 'bs-uuid': str(uuid.uuid4()),
-                  'vendor': 'intel', 'board': 'pac_arria10', 'version': '1',
-                  'driver_ver': '1', 'driver_path': '/opt/',
-                  'function_uuid': FUNCTION, **properties}
-        return self.images.upload(self.file, name, values, tags=['NOTFPGA'])
+class TestListAndShow(BitstreamCommandCase):
+    """list and show: tagged images only, filters, problems, formats."""
 
     def test_list_shows_only_images_tagged_fpga(self):
         first = self.upload(name='aes-1')['id']
@@ -427,7 +434,9 @@ class TestBitstreamCommand(base.TestCase):
                                           '-c', 'id')
         self.assertEqual(shown['id'] + '\n', out)
 
-    # -- where the command goes ---------------------------------------------
+
+class TestWhereTheCommandGoes(BitstreamCommandCase):
+    """The Glance endpoint and the auth options."""
 
     def test_glance_that_does_not_answer(self):
         endpoint = 'http://127.0.0.1:%d' % processes.free_port()
