@@ -17,11 +17,11 @@ room for every ARQ, and stops it at the end. With ``--endpoint`` it uses a
 running deployment without Keystone (``auth_strategy = noauth``: binds
 need a service token, which noauth gives every request) and binds to the
 FPGA regions its devices report, as far as their handles are free.
-``--deployment`` starts a deployment of ``soak_services`` instead (the
+``--deployment`` starts a deployment of ``bench.deployment`` instead (the
 all-in-one, or the services as processes over RabbitMQ on MariaDB), and
 ``--events`` has each instance wait for its Nova event, as Nova does,
 rather than poll. ``--latency`` measures one bind at a time next to the
-agent call it needs (``bind_latency``).
+agent call it needs (``bench.bind_latency``).
 """
 
 import argparse
@@ -31,12 +31,10 @@ import math
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 
@@ -44,7 +42,8 @@ import requests
 import yaml
 
 import bench
-import bind_latency
+from bench import api as bench_api
+from bench import bind_latency
 
 QUICK = {'instances': 6, 'arqs_per_instance': 2, 'concurrency': 3}
 # Instances bound to one FPGA region of the fleet the script starts.
@@ -63,44 +62,6 @@ def timing_line(name, seconds):
         bench.percentile(seconds, 0.95) * 1000, max(seconds) * 1000)
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
-
-
-class Api:
-    """HTTP calls to cyborg-api, one keep-alive session per thread."""
-
-    def __init__(self, endpoint):
-        self.endpoint = endpoint.rstrip('/')
-        if self.endpoint.endswith('/v2'):
-            self.endpoint = self.endpoint[:-len('/v2')]
-        self._local = threading.local()
-
-    def call(self, method, path, body=None, expected=(200,)):
-        session = getattr(self._local, 'session', None)
-        if session is None:
-            session = self._local.session = requests.Session()
-        response = session.request(method, self.endpoint + path, json=body,
-                                   timeout=60)
-        if response.status_code not in expected:
-            raise RuntimeError('%s %s answered %d: %s' % (
-                method, path, response.status_code, response.text[:500]))
-        return response
-
-    def every(self, path, key):
-        """Every row of a listing, following its ``next`` links."""
-        rows = []
-        while path:
-            body = self.call('GET', path).json()
-            rows += body[key]
-            path = body.get('next')
-            if path and path.startswith(self.endpoint):
-                path = path[len(self.endpoint):]
-        return rows
-
-
 class AllInOne:
     """A ``cyborg-aio`` process with a fleet of ``regions`` FPGA regions."""
 
@@ -109,7 +70,7 @@ class AllInOne:
         self.handles_per_region = handles_per_region
         self.directory = tempfile.mkdtemp(prefix='cyborg-bench-arq-')
         self.host = 'bench-arq-%s' % uuid.uuid4().hex[:8]
-        self.port = free_port()
+        self.port = bench_api.free_port()
         self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.log_path = os.path.join(self.directory, 'cyborg-aio.log')
         self.process = None
@@ -130,8 +91,9 @@ class AllInOne:
                 'fleet_page_port = %d\n'
                 '[aio]\nstate_dir = %s\nplacement_port = %d\nembedded_glance = false\n'
                 '[agent]\nfake_inventory = %s\n' % (
-                    self.host, self.port, free_port(),
-                    os.path.join(self.directory, 'state'), free_port(),
+                    self.host, self.port, bench_api.free_port(),
+                    os.path.join(self.directory, 'state'),
+                    bench_api.free_port(),
                     fleet_path))
         script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')
         with open(self.log_path, 'wb') as log_file:
@@ -148,7 +110,7 @@ class AllInOne:
                 raise RuntimeError('cyborg-aio exited with %s:\n%s' % (
                     self.process.returncode, self.log_tail()))
             try:
-                if len(fpga_regions(api)) == self.regions:
+                if len(bench_api.fpga_regions(api)) == self.regions:
                     return
             except (requests.ConnectionError, RuntimeError, ValueError):
                 pass
@@ -177,21 +139,6 @@ class AllInOne:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def fpga_regions(api):
-    """{rp_uuid: (hostname, handles)} of the FPGA regions with a provider."""
-    regions = {}
-    hostnames = {device['hostname']
-                 for device in api.every('/v2/devices?type=FPGA', 'devices')}
-    for hostname in sorted(hostnames):
-        for deployable in api.every(
-                '/v2/deployables?hostname=%s&attribute=rc:FPGA' % hostname,
-                'deployables'):
-            if deployable['rp_uuid'] and deployable['num_accelerators']:
-                regions[deployable['rp_uuid']] = (
-                    hostname, deployable['num_accelerators'])
-    return regions
-
-
 def plan(api, instances, arqs_per_instance):
     """(hostname, rp_uuid) for each instance, on regions with free handles.
 
@@ -202,7 +149,8 @@ def plan(api, instances, arqs_per_instance):
         for arq in api.every('/v2/accelerator_requests', 'arqs')
         if arq['device_rp_uuid'])
     slots = []
-    for rp_uuid, (hostname, handles) in sorted(fpga_regions(api).items()):
+    regions = bench_api.fpga_regions(api)
+    for rp_uuid, (hostname, handles) in sorted(regions.items()):
         fits = (handles - used[rp_uuid]) // arqs_per_instance
         slots += [(index, rp_uuid, hostname) for index in range(fits)]
     if len(slots) < instances:
@@ -297,6 +245,44 @@ def report(results, arguments, wall, regions):
     return states, arq_count, errors
 
 
+def warm_up(api, profile_name, instance, target, arguments, nova):
+    """Bind ``instance`` untimed and delete its ARQs; print the outcome.
+
+    The first requests of a fresh deployment pay for lazy imports, the
+    first RPC and the first agent call.
+    """
+    hostname, rp_uuid = target
+    result = bind_instance(api, profile_name, instance, hostname, rp_uuid,
+                           arguments.timeout, nova)
+    api.call('DELETE', '/v2/accelerator_requests?instance=%s' % instance,
+             expected=(204,))
+    print('%-40s %s' % ('warm-up instance (not counted)', result[
+        'error'] or '%.2f ms, %s' % ((result['total'] or 0) * 1000,
+                                     ' '.join(result['states']))))
+
+
+def clean_up(api, profile_name, instances):
+    """Delete the instances' ARQs (timed, one at a time), those of the
+    profile left over, and the profile: (delete durations, ARQs left)."""
+    deletes = []
+    for instance in instances:
+        started = time.perf_counter()
+        api.call('DELETE', '/v2/accelerator_requests?instance=%s'
+                 % instance, expected=(204,))
+        deletes.append(time.perf_counter() - started)
+    left = [arq for arq in api.every('/v2/accelerator_requests', 'arqs')
+            if arq['device_profile_name'] == profile_name]
+    # ARQs of no instance (a failed bind request) stay after Nova's
+    # DELETE ?instance=; the profile cannot go before them.
+    for first in range(0, len(left), 50):
+        api.call('DELETE', '/v2/accelerator_requests?arqs=%s' % ','.join(
+            arq['uuid'] for arq in left[first:first + 50]),
+            expected=(204,))
+    api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
+             expected=(204,))
+    return deletes, left
+
+
 def run(api, arguments, nova=None):
     """The measured phase and the cleanup; print the numbers."""
     targets = plan(api, arguments.instances, arguments.arqs_per_instance)
@@ -308,16 +294,8 @@ def run(api, arguments, nova=None):
     instances = [str(uuid.uuid4()) for _ in targets]
     warm_up_instance = str(uuid.uuid4())
     try:
-        # Untimed: the first requests of a fresh deployment pay for lazy
-        # imports, the first RPC and the first agent call.
-        hostname, rp_uuid = targets[0]
-        warm_up = bind_instance(api, profile_name, warm_up_instance,
-                                hostname, rp_uuid, arguments.timeout, nova)
-        api.call('DELETE', '/v2/accelerator_requests?instance=%s'
-                 % warm_up_instance, expected=(204,))
-        print('%-40s %s' % ('warm-up instance (not counted)', warm_up[
-            'error'] or '%.2f ms, %s' % ((warm_up['total'] or 0) * 1000,
-                                         ' '.join(warm_up['states']))))
+        warm_up(api, profile_name, warm_up_instance, targets[0], arguments,
+                nova)
         with concurrent.futures.ThreadPoolExecutor(
                 arguments.concurrency) as pool:
             started = time.perf_counter()
@@ -331,22 +309,8 @@ def run(api, arguments, nova=None):
             results, arguments, wall,
             len({rp_uuid for _, rp_uuid in targets}))
     finally:
-        deletes = []
-        for instance in [warm_up_instance] + instances:
-            started = time.perf_counter()
-            api.call('DELETE', '/v2/accelerator_requests?instance=%s'
-                     % instance, expected=(204,))
-            deletes.append(time.perf_counter() - started)
-        left = [arq for arq in api.every('/v2/accelerator_requests', 'arqs')
-                if arq['device_profile_name'] == profile_name]
-        # ARQs of no instance (a failed bind request) stay after Nova's
-        # DELETE ?instance=; the profile cannot go before them.
-        for first in range(0, len(left), 50):
-            api.call('DELETE', '/v2/accelerator_requests?arqs=%s' % ','.join(
-                arq['uuid'] for arq in left[first:first + 50]),
-                expected=(204,))
-        api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
-                 expected=(204,))
+        deletes, left = clean_up(api, profile_name,
+                                 [warm_up_instance] + instances)
     print(timing_line('DELETE ?instance= (sequential)', deletes[1:]))
     print('%-40s %d%s' % (
         'ARQs left after cleanup', len(left),
@@ -359,13 +323,13 @@ def run(api, arguments, nova=None):
 
 
 def run_on_deployment(arguments):
-    """``run`` on a deployment of ``soak_services`` (``--deployment``, with
-    [nova] at a stand-in whose events the instances wait for with
+    """``run`` on a deployment of ``bench.deployment`` (``--deployment``,
+    with [nova] at a stand-in whose events the instances wait for with
     ``--events``); the exit code."""
-    import soak_services
+    from bench import deployment as bench_deployment
 
     target = arguments.deployment or 'aio'
-    # soak_services gives each FPGA region 2 handles.
+    # bench.deployment gives each FPGA region 2 handles.
     regions = math.ceil(arguments.instances * arguments.arqs_per_instance
                         / 2) + arguments.arqs_per_instance
     nova = bind_latency.NovaEvents() if arguments.events else None
@@ -373,13 +337,13 @@ def run_on_deployment(arguments):
     if nova is not None:
         options['nova'] = {'auth_type': 'admin_token',
                            'endpoint': nova.endpoint, 'token': 'nova-token'}
-    deployment = soak_services.Deployment(
+    deployment = bench_deployment.Deployment(
         target, argparse.Namespace(clients=regions, keep_logs=False),
         conductor_options=options)
     try:
         started = time.perf_counter()
         deployment.start()
-        api = Api('http://127.0.0.1:%d' % deployment.api_port)
+        api = bench_api.Api('http://127.0.0.1:%d' % deployment.api_port)
         deployment.wait_for_regions(api)
         print('deployment: %s started by the script%s, %d FPGA regions x 2 '
               'handles, ready in %.1f s, CPUs %d' % (
@@ -411,7 +375,7 @@ def parse_arguments(argv=None):
                         help='seconds an instance\'s bind may take to '
                              'resolve (default 120)')
     parser.add_argument('--deployment', choices=('aio', 'processes'),
-                        help='start this deployment (soak_services.py: '
+                        help='start this deployment (bench/deployment.py: '
                              'processes are cyborg-api, -conductor and '
                              '-agent over RabbitMQ on MariaDB) instead of '
                              'the default cyborg-aio')
@@ -423,7 +387,7 @@ def parse_arguments(argv=None):
     parser.add_argument('--latency', action='store_true',
                         help='instead: one bind at a time, PATCH -> Bound '
                              'next to the agent call, on deployments the '
-                             'script starts (bind_latency.py)')
+                             'script starts (bench/bind_latency.py)')
     bind_latency.add_arguments(parser)
     return bench.parse_arguments(
         parser, argv, QUICK,
@@ -440,13 +404,13 @@ def main(argv=None):
         return run_on_deployment(arguments)
     all_in_one = None
     if arguments.endpoint:
-        api = Api(arguments.endpoint)
+        api = bench_api.Api(arguments.endpoint)
         print('deployment: %s, CPUs %d' % (api.endpoint, os.cpu_count()))
     else:
         per_region = INSTANCES_PER_REGION * arguments.arqs_per_instance
         regions = math.ceil(arguments.instances / INSTANCES_PER_REGION)
         all_in_one = AllInOne(regions, per_region)
-        api = Api(all_in_one.endpoint)
+        api = bench_api.Api(all_in_one.endpoint)
     exit_code = 1
     try:
         if all_in_one:

@@ -65,8 +65,8 @@ from cyborg import objects
 from cyborg import rpc
 from cyborg import service
 
-import inventory
 import bench
+from bench import fleet as bench_fleet
 
 QUICK = {'rows': 50, 'requests': 3}
 API_VERSION = '2.4'
@@ -147,16 +147,15 @@ def drivers_of(backend):
             if installed(module)]
 
 
-def load(engine, count):
-    """``count`` devices, deployables, handles, profiles and ARQs, with
-    three attributes per deployable, in a few bulk inserts."""
-    now = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901)
-    ids = range(1, count + 1)
+def _new_uuid():
+    return str(uuid.uuid4())
 
-    def new_uuid():
-        return str(uuid.uuid4())
 
-    tables = [
+def device_rows(ids, now):
+    """``(model, rows)`` of the GPUs ``ids``: a device, one deployable with
+    three attributes, a control path and an attach handle each."""
+    new_uuid = _new_uuid
+    return [
         (models.Device, [{
             'id': index, 'uuid': new_uuid(), 'type': 'GPU',
             'vendor': '10de', 'model': 'bench GPU',
@@ -190,6 +189,14 @@ def load(engine, count):
             'attach_info': '{"bus": "%02x", "device": "00", "domain": '
                            '"0000", "function": "0"}' % (index % 256),
             'in_use': True, 'created_at': now} for index in ids]),
+    ]
+
+
+def request_rows(ids, now):
+    """``(model, rows)`` of the device profiles ``ids`` and of one Bound
+    ARQ of each, holding the attach handle of the same id."""
+    new_uuid = _new_uuid
+    return [
         (models.DeviceProfile, [{
             'id': index, 'uuid': new_uuid(), 'name': 'profile-%04d' % index,
             'description': 'bench profile %d' % index,
@@ -205,6 +212,34 @@ def load(engine, count):
             'deployable_id': index, 'created_at': now, 'updated_at': now}
             for index in ids]),
     ]
+
+
+def analyze(engine, names):
+    """Gather the statistics of the tables ``names`` a database in service
+    has (autovacuum, InnoDB's automatic recalculation) but a bulk load
+    just made may not yet: without them PostgreSQL plans a page as a scan
+    and sort of the table. PostgreSQL's VACUUM also drops the row versions
+    the refresh of the attributes lists left behind (a table twice its
+    size otherwise), as autovacuum does; it runs outside a transaction."""
+    names = ', '.join(names)
+    if engine.dialect.name == 'postgresql':
+        with engine.connect().execution_options(
+                isolation_level='AUTOCOMMIT') as connection:
+            connection.execute(sa.text('VACUUM ANALYZE ' + names))
+        return
+    with engine.begin() as connection:
+        if engine.dialect.name == 'mysql':
+            connection.execute(sa.text('ANALYZE TABLE ' + names)).all()
+        else:
+            connection.execute(sa.text('ANALYZE'))
+
+
+def load(engine, count):
+    """``count`` devices, deployables, handles, profiles and ARQs, with
+    three attributes per deployable, in a few bulk inserts."""
+    now = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901)
+    ids = range(1, count + 1)
+    tables = device_rows(ids, now) + request_rows(ids, now)
     with engine.begin() as connection:
         for model, values in tables:
             connection.execute(sa.insert(model.__table__), values)
@@ -218,23 +253,7 @@ def load(engine, count):
                 connection.execute(sa.text(
                     "SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)"
                     % (model.__tablename__, count)))
-    # The statistics a database in service has (autovacuum, InnoDB's
-    # automatic recalculation) but a bulk load just made may not yet:
-    # without them PostgreSQL plans a page as a scan and sort of the table.
-    # PostgreSQL's VACUUM also drops the row versions the refresh of the
-    # attributes lists left behind (a table twice its size otherwise), as
-    # autovacuum does; it runs outside a transaction.
-    names = ', '.join(model.__tablename__ for model, _ in tables)
-    if engine.dialect.name == 'postgresql':
-        with engine.connect().execution_options(
-                isolation_level='AUTOCOMMIT') as connection:
-            connection.execute(sa.text('VACUUM ANALYZE ' + names))
-        return
-    with engine.begin() as connection:
-        if engine.dialect.name == 'mysql':
-            connection.execute(sa.text('ANALYZE TABLE ' + names)).all()
-        else:
-            connection.execute(sa.text('ANALYZE'))
+    analyze(engine, [model.__tablename__ for model, _ in tables])
 
 
 def fastest_encoder():
@@ -391,7 +410,7 @@ def api_in_child(database_url, encoder, rows, count, floor_urls):
 
 def statements_per_call(session, url):
     """SQL statements one GET ``url`` sends (transaction control aside)."""
-    with inventory.StatementCounter(db_api.get_engine()) as counter:
+    with bench_fleet.StatementCounter(db_api.get_engine()) as counter:
         response = session.get(url, headers={
             'OpenStack-API-Version': 'accelerator ' + API_VERSION},
             timeout=120)
@@ -437,7 +456,7 @@ def measure_database(backend, arguments, state_dir, encoders):
     else:
         server_database = drivers[0][1] + 'cyborg_floor_%s' % (
             uuid.uuid4().hex[:8])
-    with inventory.database(server_database, state_dir) as url:
+    with bench_fleet.database(server_database, state_dir) as url:
         engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         try:
             migration.upgrade('head', engine=engine)

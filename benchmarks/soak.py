@@ -43,8 +43,8 @@ from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg import context as cyborg_context
 from cyborg import objects
 
-import arq_bind
-import soak_services
+from bench import api as bench_api
+from bench import deployment as bench_deployment
 
 # oslo.db's defaults, which the services keep: connections a process may hold.
 POOL_SIZE, POOL_OVERFLOW = 5, 50
@@ -92,7 +92,7 @@ class Counts:
                 self.first_errors.append('%s: %s' % (kind, message[:300]))
 
 
-class Api(arq_bind.Api):
+class Api(bench_api.Api):
     """HTTP calls that count requests and failures instead of raising."""
 
     def __init__(self, endpoint, counts):
@@ -226,7 +226,7 @@ class Load:
 
     def _clean_up(self):
         """Delete what a failed loop left behind (not counted)."""
-        api = arq_bind.Api(self.api.endpoint)
+        api = bench_api.Api(self.api.endpoint)
         try:
             for arq in api.every('/v2/accelerator_requests', 'arqs'):
                 if arq['device_profile_name'].startswith(self.prefix):
@@ -285,9 +285,52 @@ def print_table(rows):
             for cell in cells) + (bound, 'PASS' if passed else 'FAIL')))
 
 
+def sample_minutes(deployment, load, counts, minutes):
+    """Sample the services at the end of each of ``minutes`` minutes of
+    load, printing a line each; the samples (fewer when a service died)."""
+    samples = []
+    load_started = time.monotonic()
+    for minute in range(1, minutes + 1):
+        load.stop.wait(max(0.0, load_started + minute * 60
+                           - time.monotonic()))
+        dead = deployment.dead_services()
+        if dead:
+            counts.error('services exited', ', '.join(dead))
+            break
+        sample = {name: bench_deployment.sample_process(
+            service.process.pid, deployment.db_port)
+            for name, service in deployment.services.items()}
+        sample['db_total'] = deployment.db_total()
+        samples.append(sample)
+        print('minute %2d: %s; db total %s; requests %d, reports %d, binds '
+              'Bound %d, failures %d' % (minute, '; '.join(
+                  '%s threads %d rss %.1f MiB fds %d db %s' % (
+                      name, values['threads'], values['rss_mib'],
+                      values['fds'], na(values['db_connections']))
+                  for name, values in sample.items()
+                  if name != 'db_total'), na(sample['db_total']),
+                  counts.values['requests'], counts.values['reports'],
+                  counts.values['binds Bound'], failures(counts)),
+              flush=True)
+    return samples
+
+
+def print_counts(counts, load, hosts):
+    """The counts, the report rounds of ``hosts`` hosts, the first errors."""
+    for name in sorted(counts.values):
+        print('%-36s %d' % (name, counts.values[name]))
+    if load.round_seconds:
+        print('%-36s median %.1f s, max %.1f s (%d rounds)' % (
+            'report round of %d hosts' % hosts,
+            sorted(load.round_seconds)[len(load.round_seconds) // 2],
+            max(load.round_seconds), len(load.round_seconds)))
+    for error in counts.first_errors:
+        print('  first errors: %s' % error)
+
+
 def soak(target, arguments):
     """Start ``target``, load it, sample it, print its figures; 0 if it passed."""
-    deployment = soak_services.Deployment(target, arguments)
+    deployment = bench_deployment.Deployment(target, arguments)
     counts = Counts()
     load = None
     print('== %s: %d simulated hosts reporting every %d s through '
@@ -300,12 +343,12 @@ def soak(target, arguments):
         deployment.start()
         api = Api('http://127.0.0.1:%d' % deployment.api_port, counts)
         # Not counted: connection errors until the API listens.
-        regions = deployment.wait_for_regions(arq_bind.Api(api.endpoint))
+        regions = deployment.wait_for_regions(bench_api.Api(api.endpoint))
         hosts = ['soak-%s-sim-%03d' % (deployment.run, index)
                  for index in range(arguments.hosts)]
         deployment.connect_rpc(hosts)
-        reports = {host: soak_services.simulated_inventories(deployment.directory, host)
-                   for host in hosts}
+        reports = {host: bench_deployment.simulated_inventories(
+            deployment.directory, host) for host in hosts}
         print('services %s ready in %.1f s; database %s' % (
             ', '.join(deployment.services), time.monotonic() - started,
             'MariaDB %s' % deployment.db_name if deployment.db_name
@@ -313,43 +356,12 @@ def soak(target, arguments):
         load = Load(api, counts, deployment.agent_host, regions, hosts,
                     reports, arguments.report_interval)
         load.start()
-        samples = []
-        load_started = time.monotonic()
-        for minute in range(1, arguments.minutes + 1):
-            load.stop.wait(max(0.0, load_started + minute * 60
-                               - time.monotonic()))
-            dead = deployment.dead_services()
-            if dead:
-                counts.error('services exited', ', '.join(dead))
-                break
-            sample = {name: soak_services.sample_process(service.process.pid,
-                                           deployment.db_port)
-                      for name, service in deployment.services.items()}
-            sample['db_total'] = deployment.db_total()
-            samples.append(sample)
-            print('minute %2d: %s; db total %s; requests %d, reports %d, binds '
-                  'Bound %d, failures %d' % (minute, '; '.join(
-                      '%s threads %d rss %.1f MiB fds %d db %s' % (
-                          name, values['threads'], values['rss_mib'],
-                          values['fds'], na(values['db_connections']))
-                      for name, values in sample.items()
-                      if name != 'db_total'), na(sample['db_total']),
-                      counts.values['requests'], counts.values['reports'],
-                      counts.values['binds Bound'], failures(counts)),
-                  flush=True)
+        samples = sample_minutes(deployment, load, counts, arguments.minutes)
         load.finish()
         rows = figure_rows(samples, list(deployment.services),
                            len(samples)) if samples else []
         print_table(rows)
-        for name in sorted(counts.values):
-            print('%-36s %d' % (name, counts.values[name]))
-        if load.round_seconds:
-            print('%-36s median %.1f s, max %.1f s (%d rounds)' % (
-                'report round of %d hosts' % len(hosts),
-                sorted(load.round_seconds)[len(load.round_seconds) // 2],
-                max(load.round_seconds), len(load.round_seconds)))
-        for error in counts.first_errors:
-            print('  first errors: %s' % error)
+        print_counts(counts, load, len(hosts))
         passed = rows and all(row[3] for row in rows) and not failures(
             counts) and len(samples) == arguments.minutes
         print('%s: %s' % (target, 'PASS' if passed else 'FAIL'))

@@ -4,11 +4,11 @@ Three measurements on one database (MariaDB by default) and one Placement
 served in this process, whose requests are counted:
 
 1. one host with ``--big-host`` GPUs (1,000) reporting for the first time,
-   then unchanged, through the in-process conductor of ``inventory.Fleet``
+   then unchanged, through the in-process conductor of ``bench.fleet.Fleet``
    (local dispatch): time, SQL statements and Placement requests of each;
 2. ``--hosts`` hosts (100) of ``--devices`` FPGAs with ``--vfs`` VFs (8 x
    5: 64 deployables a host) reporting for the first time and then
-   unchanged, the same way, one host at a time (``inventory.bench_reports``);
+   unchanged, the same way, one host at a time (``bench.fleet.bench_reports``);
 3. the unchanged reports of those hosts all sent at once, ``--senders``
    (16) at a time over RabbitMQ, as agents whose report intervals fall in
    the same minute send them, to one and then two cyborg-conductor
@@ -39,7 +39,7 @@ from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
 import bench
-import inventory
+from bench import fleet as bench_fleet
 
 START_TIMEOUT = 120
 REPORT_TIMEOUT = 120
@@ -59,7 +59,7 @@ def report_once(fleet, host, devices):
     statements, Placement requests)."""
     context = cyborg_context.get_admin_context()
     before = fleet.placement_requests.count
-    with inventory.StatementCounter(db_api.get_engine()) as counter:
+    with bench_fleet.StatementCounter(db_api.get_engine()) as counter:
         started = time.perf_counter()
         fleet.client.report_inventory(context, host, devices,
                                       timeout=REPORT_TIMEOUT)
@@ -75,7 +75,7 @@ def bench_big_host(fleet, state_dir, run, gpus):
     path = os.path.join(state_dir, 'big-host.yaml')
     big_host_fleet(path, gpus)
     placement_client.PlacementClient(conf.CONF).ensure_provider(host)
-    devices = inventory.host_inventory(path, host)
+    devices = bench_fleet.host_inventory(path, host)
     for kind in ('first', 'unchanged'):
         seconds, statements, requests = report_once(fleet, host, devices)
         print('%-46s %9.1f ms  SQL statements %d  Placement requests %d' % (
@@ -200,9 +200,9 @@ def run(fleet, arguments, hosts, fleet_path, run_id):
              os.getloadavg()[0]))
     if arguments.big_host:
         bench_big_host(fleet, state_dir, run_id, arguments.big_host)
-    inventory.bench_reports(fleet, hosts, fleet_path)
+    bench_fleet.bench_reports(fleet, hosts, fleet_path)
     inventories = collections.OrderedDict(
-        (host, inventory.host_inventory(fleet_path, host)) for host in hosts)
+        (host, bench_fleet.host_inventory(fleet_path, host)) for host in hosts)
     counts = [int(count) for count in arguments.conductors.split(',')]
     if fleet.database_url.startswith('sqlite'):
         print('conductor processes: skipped on SQLite (give --database-url)')

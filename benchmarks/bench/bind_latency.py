@@ -3,7 +3,7 @@
 
 For each target (``processes``: cyborg-api, one cyborg-conductor and one
 cyborg-agent over RabbitMQ on MariaDB; ``aio``: one cyborg-aio), started
-by ``soak_services.Deployment``, the script binds one ARQ at a time:
+by ``bench.deployment.Deployment``, the script binds one ARQ at a time:
 ``POST`` an ARQ, send the ``PATCH`` binding it, then ``GET
 ?instance=X&bind_state=resolved`` back to back (no sleep) until it
 answers 200. PATCH -> Bound runs from sending the PATCH to that 200, so it
@@ -37,8 +37,8 @@ import threading
 import time
 import uuid
 
-import arq_bind
 import bench
+from bench import api as bench_api
 
 # FPGA regions of the agent's fleet (2 handles each): room for the binds.
 REGIONS = 2
@@ -46,7 +46,8 @@ REGIONS = 2
 BIND_DEADLINE = 30
 # Binds timed with --quick.
 QUICK_BINDS = 3
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The folder of the scripts (arq_bind.py runs each target in a child).
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def service_cpu(deployment):
@@ -229,6 +230,26 @@ def time_calls(function, calls):
 BIND_STATEMENTS = 5
 
 
+def _floor_table(connection):
+    """A one-row table of ``connection``'s database; (commit, statement):
+    one row changed and committed, one primary-key read."""
+    cursor = connection.cursor()
+    cursor.execute('CREATE TABLE bench_path_floor (id INT PRIMARY KEY, '
+                   'n INT NOT NULL) ENGINE=InnoDB')
+    cursor.execute('INSERT INTO bench_path_floor VALUES (1, 0)')
+    connection.commit()
+
+    def commit():
+        cursor.execute('UPDATE bench_path_floor SET n = n + 1 WHERE id = 1')
+        connection.commit()
+
+    def statement():
+        cursor.execute('SELECT n FROM bench_path_floor WHERE id = 1')
+        cursor.fetchall()
+
+    return commit, statement
+
+
 def path_floor(deployment, api, agent_call, calls):
     """The round trips a bind cannot do without, each timed alone
     ``calls`` times: ``{name: durations}``.
@@ -247,29 +268,16 @@ def path_floor(deployment, api, agent_call, calls):
     from cyborg.conductor import rpcapi as conductor_rpcapi
     from cyborg import context as cyborg_context
 
-    import soak_services
+    from bench import deployment as bench_deployment
 
     context = cyborg_context.get_admin_context()
     conductor = conductor_rpcapi.ConductorAPI()
-    engine = sa.create_engine(soak_services.MARIADB_URL + deployment.db_name,
+    engine = sa.create_engine(bench_deployment.MARIADB_URL
+                              + deployment.db_name,
                               poolclass=sa.pool.NullPool)
     connection = engine.raw_connection()
     try:
-        cursor = connection.cursor()
-        cursor.execute('CREATE TABLE bench_path_floor (id INT PRIMARY KEY, '
-                       'n INT NOT NULL) ENGINE=InnoDB')
-        cursor.execute('INSERT INTO bench_path_floor VALUES (1, 0)')
-        connection.commit()
-
-        def commit():
-            cursor.execute('UPDATE bench_path_floor SET n = n + 1 '
-                           'WHERE id = 1')
-            connection.commit()
-
-        def statement():
-            cursor.execute('SELECT n FROM bench_path_floor WHERE id = 1')
-            cursor.fetchall()
-
+        commit, statement = _floor_table(connection)
         return {'http': time_calls(lambda: api.call('GET', '/'), calls),
                 'conductor': time_calls(lambda: conductor.ping(context),
                                         calls),
@@ -327,86 +335,111 @@ def local_agent_calls(fleet_path, calls):
         conf.CONF.clear_override('fake_inventory', group='agent')
 
 
-def measure(target, arguments, nova=None):
-    """Start ``target``, bind ``arguments.binds`` ARQs one at a time and
-    time the agent call; print and return the numbers."""
-    import soak_services
-    from cyborg.agent import rpcapi as agent_rpcapi
+def new_deployment(target, arguments, nova=None):
+    """A ``bench.deployment.Deployment`` of ``target``, not started, with
+    ``[nova]`` at ``nova``'s stand-in unless it is None."""
+    from bench import deployment as bench_deployment
 
     options = {}
     if nova is not None:
         options['nova'] = {'auth_type': 'admin_token',
                            'endpoint': nova.endpoint, 'token': 'nova-token'}
-    deployment = soak_services.Deployment(
+    return bench_deployment.Deployment(
         target, argparse.Namespace(clients=REGIONS,
                                    keep_logs=arguments.keep_logs),
         conductor_options=options)
+
+
+def bind_series(api, deployment, regions, arguments, nova=None):
+    """``arguments.warm_up`` untimed binds, then ``arguments.binds`` timed,
+    one at a time: ``({name: durations}, {service: CPU ms per bind})``.
+
+    The durations are named ``patch``, ``bound``, ``get`` and, when the
+    instances' events came, ``event``.
+    """
+    profile_name = 'bench-latency-%s' % uuid.uuid4().hex[:8]
+    api.call('POST', '/v2/device_profiles', [{
+        'name': profile_name, 'groups': [{'resources:FPGA': '1'}]}],
+        expected=(201,))
+    numbers = {'patch': [], 'bound': [], 'get': [], 'event': []}
+    cpu_before = None
+    for number in range(arguments.binds + arguments.warm_up):
+        if number == arguments.warm_up:
+            cpu_before = service_cpu(deployment)
+        patch, resolved, event, polls = bind_one(
+            api, profile_name, deployment.agent_host,
+            regions[number % len(regions)], nova)
+        if number >= arguments.warm_up:
+            numbers['patch'].append(patch)
+            numbers['bound'].append(resolved)
+            numbers['get'].extend(polls)
+            if event is not None:
+                numbers['event'].append(event)
+    cpu_after = service_cpu(deployment)
+    api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
+             expected=(204,))
+    if not numbers['event']:
+        del numbers['event']
+    # The services' CPU per timed bind: its POST, PATCH, GETs and DELETE,
+    # and the binder's work (steadier than the latencies on a shared
+    # machine).
+    return numbers, {
+        script: (cpu_after[script] - cpu_before[script]) * 1000
+        / arguments.binds for script in cpu_after}
+
+
+def print_numbers(numbers, cpu, nova=None):
+    """The lines of one target's ``measure``."""
+    bound, agent = numbers['bound'], numbers['agent']
+    print(summary('PATCH (202 received)', numbers['patch']))
+    print(summary('PATCH -> Bound (first GET answering 200)', bound))
+    print(summary('  GET ?bind_state=resolved (resolution)', numbers['get']))
+    print(summary('agent prepare_arqs over RabbitMQ', agent))
+    print('%-44s %s' % ('CPU ms per bind (POST to DELETE)', ', '.join(
+        '%s %.1f' % (script, cpu[script]) for script in sorted(cpu))))
+    if 'local' in numbers:
+        print(summary('agent prepare_arqs, local dispatch', numbers['local']))
+    if 'event' in numbers:
+        print(summary('PATCH -> Nova event received', numbers['event']))
+        counts = sorted(set(nova.requests.values()))
+        print('%-44s %s' % ('event requests per instance',
+                            ', '.join(map(str, counts))))
+    print('%-44s median %.1fx  p95 %.1fx' % (
+        'ratio PATCH -> Bound / agent call',
+        statistics.median(bound) / statistics.median(agent),
+        bench.percentile(bound, 0.95) / bench.percentile(agent, 0.95)))
+    if 'floor' in numbers:
+        print_path_floor(numbers['floor'], bound)
+
+
+def measure(target, arguments, nova=None):
+    """Start ``target``, bind ``arguments.binds`` ARQs one at a time and
+    time the agent call; print and return the numbers."""
+    from cyborg.agent import rpcapi as agent_rpcapi
+
+    deployment = new_deployment(target, arguments, nova)
     try:
         started = time.perf_counter()
         deployment.start()
-        api = arq_bind.Api('http://127.0.0.1:%d' % deployment.api_port)
+        api = bench_api.Api('http://127.0.0.1:%d' % deployment.api_port)
         regions = deployment.wait_for_regions(api)
         deployment.connect_rpc([])
         print('\n%s%s: ready in %.1f s' % (
             target, ' with [nova]' if nova else '',
             time.perf_counter() - started))
-        profile_name = 'bench-latency-%s' % uuid.uuid4().hex[:8]
-        api.call('POST', '/v2/device_profiles', [{
-            'name': profile_name, 'groups': [{'resources:FPGA': '1'}]}],
-            expected=(201,))
-        patches, bound, events, gets = [], [], [], []
-        cpu_before = None
-        for number in range(arguments.binds + arguments.warm_up):
-            if number == arguments.warm_up:
-                cpu_before = service_cpu(deployment)
-            patch, resolved, event, polls = bind_one(
-                api, profile_name, deployment.agent_host,
-                regions[number % len(regions)], nova)
-            if number >= arguments.warm_up:
-                patches.append(patch)
-                bound.append(resolved)
-                gets.extend(polls)
-                if event is not None:
-                    events.append(event)
-        cpu_after = service_cpu(deployment)
-        api.call('DELETE', '/v2/device_profiles/%s' % profile_name,
-                 expected=(204,))
-        agent = time_agent_calls(
+        numbers, cpu = bind_series(api, deployment, regions, arguments,
+                                   nova)
+        numbers['agent'] = time_agent_calls(
             agent_rpcapi.AgentAPI(), deployment.agent_host,
             agent_arq(deployment.fleet_path, deployment.agent_host),
             arguments.binds)
-        numbers = {'patch': patches, 'bound': bound, 'get': gets,
-                   'agent': agent}
         if target == 'processes':
-            numbers['floor'] = path_floor(deployment, api, agent,
+            numbers['floor'] = path_floor(deployment, api, numbers['agent'],
                                           arguments.binds)
-        print(summary('PATCH (202 received)', patches))
-        print(summary('PATCH -> Bound (first GET answering 200)', bound))
-        print(summary('  GET ?bind_state=resolved (resolution)', gets))
-        print(summary('agent prepare_arqs over RabbitMQ', agent))
-        # The services' CPU per timed bind: its POST, PATCH, GETs and
-        # DELETE, and the binder's work (steadier than the latencies on a
-        # shared machine).
-        print('%-44s %s' % ('CPU ms per bind (POST to DELETE)', ', '.join(
-            '%s %.1f' % (script, (cpu_after[script] - cpu_before[script])
-                         * 1000 / arguments.binds)
-            for script in sorted(cpu_after))))
         if target == 'aio':
-            local = local_agent_calls(deployment.fleet_path, arguments.binds)
-            numbers['local'] = local
-            print(summary('agent prepare_arqs, local dispatch', local))
-        if events:
-            numbers['event'] = events
-            print(summary('PATCH -> Nova event received', events))
-            counts = sorted(set(nova.requests.values()))
-            print('%-44s %s' % ('event requests per instance',
-                                ', '.join(map(str, counts))))
-        print('%-44s median %.1fx  p95 %.1fx' % (
-            'ratio PATCH -> Bound / agent call',
-            statistics.median(bound) / statistics.median(agent),
-            bench.percentile(bound, 0.95) / bench.percentile(agent, 0.95)))
-        if 'floor' in numbers:
-            print_path_floor(numbers['floor'], bound)
+            numbers['local'] = local_agent_calls(deployment.fleet_path,
+                                                 arguments.binds)
+        print_numbers(numbers, cpu, nova)
         return numbers
     finally:
         deployment.stop()

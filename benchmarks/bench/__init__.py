@@ -1,7 +1,12 @@
-"""What every benchmark script here shares: its --quick run, its percentiles.
+"""The one module the benchmark scripts share: a package the scripts import,
+never each other.
 
-The scripts run as ``python benchmarks/<script>.py``, so this folder is the
-first entry of ``sys.path`` and they import this module as ``bench``.
+The scripts run as ``python benchmarks/<script>.py``, so this folder's
+parent is the first entry of ``sys.path`` and they import this package as
+``bench``. Here: a script's ``--quick`` run, percentiles and the MariaDB
+server URL; in its modules, what more than one script uses (``api``,
+``fleet``, ``deployment``) and the modes one script runs
+(``bind_latency``, ``fleet_reports``).
 """
 
 import importlib.util

@@ -7,8 +7,8 @@ all at ``stop``; ``sample_process`` reads a service's figures from /proc.
 """
 
 # cyborg first: importing it selects oslo.service's threading backend, which
-# oslo_messaging would otherwise set to eventlet (bind_latency.py and
-# api_throughput.py import this module before anything of cyborg's).
+# oslo_messaging would otherwise set to eventlet (bench.bind_latency imports
+# this module before anything of cyborg's).
 import cyborg  # noqa: F401
 
 import os
@@ -29,9 +29,9 @@ from cyborg import rpc
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
-import arq_bind
 import bench
-import inventory
+from bench import api as bench_api
+from bench import fleet as bench_fleet
 
 MARIADB_URL = bench.mariadb_server_url()
 START_TIMEOUT = 180
@@ -58,7 +58,7 @@ def simulated_inventories(directory, host):
         path = os.path.join(directory, 'simulated-%s.yaml' % name)
         with open(path, 'w') as fleet_file:
             yaml.safe_dump(fleet, fleet_file)
-        reports.append(inventory.host_inventory(path, host))
+        reports.append(bench_fleet.host_inventory(path, host))
     return reports
 
 
@@ -240,7 +240,7 @@ class Deployment:
 
         def regions():
             try:
-                found = [rp for rp, (host, _) in arq_bind.fpga_regions(
+                found = [rp for rp, (host, _) in bench_api.fpga_regions(
                     api).items() if host == self.agent_host]
             except (RuntimeError, requests.RequestException, ValueError):
                 return None
