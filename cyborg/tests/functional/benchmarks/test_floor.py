@@ -4,7 +4,7 @@ Nothing here asserts a time: the test checks that each list is measured
 through the API, next to its floor, with the SQL statements of one page.
 """
 
-from cyborg.tests.unit import benchmark_runner
+from cyborg.tests.functional.benchmarks import benchmark_runner
 
 NUMBER = benchmark_runner.NUMBER
 LISTS = ('devices', 'deployables', 'attributes', 'accelerator_requests',

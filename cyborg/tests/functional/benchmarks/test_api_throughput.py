@@ -5,7 +5,7 @@ rate; the test checks that each server answered every request and that
 its numbers are printed.
 """
 
-from cyborg.tests.unit import benchmark_runner
+from cyborg.tests.functional.benchmarks import benchmark_runner
 
 NUMBER = benchmark_runner.NUMBER
 

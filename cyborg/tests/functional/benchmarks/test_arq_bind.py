@@ -8,7 +8,7 @@ left none behind.
 
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import messaging
-from cyborg.tests.unit import benchmark_runner
+from cyborg.tests.functional.benchmarks import benchmark_runner
 
 NUMBER = benchmark_runner.NUMBER
 TIMING = (r'n=%%d\s+median=\s*(%s) ms\s+p95=\s*(%s) ms\s+max=\s*(%s) ms'

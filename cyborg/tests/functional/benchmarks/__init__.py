@@ -1,0 +1,1 @@
+"""Tests: functional/benchmarks."""
