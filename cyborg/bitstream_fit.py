@@ -49,7 +49,7 @@ class DeviceInfo:
         the model (Intel driver); the loaded shell is its ``shell_id`` key.
         ``attributes`` is a mapping, Attribute rows (``key``, ``value``) or
         a Deployable's ``attributes_list``. ``vendor_names`` maps PCI vendor
-        ids (ints) to names, e.g. cyborg.agent.drivers.base.VENDOR_NAMES.
+        ids (ints) to names, e.g. cyborg.common.vocabulary.VENDOR_NAMES.
         """
         info = _board_info(device.vendor_board_info)
         names = vendor_names or {}

@@ -12,6 +12,7 @@ import time
 import oslo_messaging
 from stevedore import named
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -21,7 +22,7 @@ from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers_base
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
-from cyborg.metrics import agent as agent_metrics
+from cyborg.agent import metrics as agent_metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -175,11 +176,11 @@ class AgentManager:
         result = programming.program(
             request, self.drivers, self.deployables, self.glance,
             conf.CONF.agent.max_bitstream_bytes)
-        if result['code'] == drivers_base.ProgramResult.SUCCESS:
+        if result['code'] == vocabulary.ProgramResult.SUCCESS:
             self.report_soon()
         LOG.info('Programming %s (driver %s) with image %s: %s %s',
                  deployable_name, driver_name, image_id,
-                 drivers_base.ProgramResult(result['code']).name,
+                 vocabulary.ProgramResult(result['code']).name,
                  result['message'])
         return result
 

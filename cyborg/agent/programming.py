@@ -13,11 +13,12 @@ import shutil
 import tempfile
 
 from cyborg import bitstream as bitstreams
+from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg.agent.drivers import base as drivers_base
 
 LOG = logging.getLogger(__name__)
-ProgramResult = drivers_base.ProgramResult
+ProgramResult = vocabulary.ProgramResult
 # The name of the downloaded file in its private directory.
 FILE_NAME = 'bitstream'
 # Glance's answers meaning the image itself cannot be used.

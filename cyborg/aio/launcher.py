@@ -17,20 +17,20 @@ import logging
 import os
 
 from cyborg.agent import manager as agent_manager
+from cyborg.agent import metrics as agent_metrics
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.aio import glance as aio_glance
 from cyborg.aio import placement as aio_placement
 from cyborg.api import app as api_app
 from cyborg.api.fleet import port as fleet_port
+from cyborg.api import metrics as api_metrics
 from cyborg.clients import placement as placement_client
 from cyborg.conductor import manager as conductor_manager
+from cyborg.conductor import metrics as conductor_metrics
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import api as db_api
 from cyborg.db import migration
 from cyborg import metrics
-from cyborg.metrics import agent as agent_metrics
-from cyborg.metrics import api as api_metrics
-from cyborg.metrics import conductor as conductor_metrics
 from cyborg import policies
 from cyborg import rpc
 from cyborg import service

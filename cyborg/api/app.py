@@ -23,7 +23,7 @@ from cyborg.api.schemas import body as body_schemas
 from cyborg.api import server
 from cyborg import conf as cyborg_conf
 from cyborg import exception
-from cyborg.metrics import api as api_metrics
+from cyborg.api import metrics as api_metrics
 from cyborg import policies
 
 LOG = logging.getLogger(__name__)

@@ -17,12 +17,10 @@ sends, two new copies of a 500 kB list that cost more than sending it.
 """
 
 import concurrent.futures
-import errno
 import io
 import logging
 import os
 import queue
-import re
 import signal
 import socket
 import threading
@@ -30,6 +28,8 @@ import threading
 from cheroot import makefile
 from cheroot import server as cheroot_server
 from cheroot import wsgi
+
+from cyborg.common import listening
 
 LOG = logging.getLogger(__name__)
 
@@ -49,37 +49,6 @@ BUSY_IO_SECONDS = 2
 # A request longer than this (head or body) is not read to its end; the
 # connection is closed after the answer anyway.
 BUSY_READ_LIMIT = 1024 * 1024
-
-
-class ListenError(OSError):
-    """A server could not listen on its address: one line that says which
-    service, which address, why, and which option moves it."""
-
-    def __init__(self, name, host, port, reason, option=None):
-        message = '%s cannot listen on %s:%s: %s' % (name, host, port, reason)
-        if option:
-            message += '; set %s to another port' % option
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self):
-        return self.message
-
-
-def listen_failure_reason(error):
-    """Why ``error`` (an OSError of a bind) happened, in words: the
-    system's message of the last errno it names."""
-    if error.errno == errno.EADDRINUSE:
-        return 'the port is already in use'
-    if error.errno is not None and error.strerror:
-        return error.strerror
-    # cheroot folds the errors of each address it tried into one message.
-    named = re.findall(r'\[Errno (\d+)\] ([^)]*)', str(error))
-    if named and int(named[-1][0]) == errno.EADDRINUSE:
-        return 'the port is already in use'
-    if named:
-        return named[-1][1]
-    return str(error)
 
 
 def default_threads():
@@ -243,8 +212,9 @@ class Server:
     def start(self):
         """Bind, listen and serve in a background thread.
 
-        :raises: ListenError when the address cannot be listened on (a
-            port in use, an address this host does not have).
+        :raises: cyborg.common.listening.ListenError when the address cannot
+            be listened on (a port in use, an address this host does not
+            have).
         """
         with self._lock:
             if self._server is not None:
@@ -263,9 +233,9 @@ class Server:
                 server.prepare()
             except OSError as error:
                 busy_answers.stop()
-                raise ListenError(self.name, self.host, self.port,
-                                  listen_failure_reason(error),
-                                  self.option) from error
+                raise listening.ListenError(
+                    self.name, self.host, self.port,
+                    listening.failure_reason(error), self.option) from error
             self.port = server.bind_addr[1]
             self._server = server
             self._thread = threading.Thread(target=server.serve,

@@ -7,7 +7,7 @@ from cyborg import conf
 from cyborg import service
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
-from cyborg.metrics import agent as agent_metrics
+from cyborg.agent import metrics as agent_metrics
 
 LOG = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from oslo_log import log
 
 from cyborg.aio import conf as aio_conf
 from cyborg.aio import launcher
-from cyborg.api import server
+from cyborg.common import listening
 from cyborg import conf
 from cyborg import objects
 from cyborg import service
@@ -46,7 +46,7 @@ def main(argv=None):
     all_in_one = launcher.AllInOne(conf.CONF)
     try:
         all_in_one.start()
-    except server.ListenError as error:
+    except listening.ListenError as error:
         listen_error = error
     except Exception:
         LOG.exception('The all-in-one failed to start')

@@ -5,7 +5,7 @@ import sys
 
 from cyborg.api import app
 from cyborg.api.fleet import port as fleet_port
-from cyborg.api import server
+from cyborg.common import listening
 from cyborg import conf
 from cyborg.conf import opts
 from cyborg.db import api as db_api
@@ -36,7 +36,7 @@ def main():
                      fleet_port.address(conf.CONF.api.host_ip,
                                         api_server.port, '/metrics'))
         api_server.serve_forever()
-    except server.ListenError as error:
+    except listening.ListenError as error:
         listen_error = error
     finally:
         if page_server is not None:

@@ -8,7 +8,7 @@ from cyborg import service
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
-from cyborg.metrics import conductor as conductor_metrics
+from cyborg.conductor import metrics as conductor_metrics
 
 
 def main():

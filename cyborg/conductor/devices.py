@@ -8,11 +8,11 @@ existing allocations and bound requests are left alone.
 
 import logging
 
+from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import placement_sync
 from cyborg.db.queries import devices as device_queries
-from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
@@ -29,11 +29,11 @@ def set_status(context, placement, device_uuid, status, reason):
     :raises: Invalid for an unknown status or a too long reason;
         ResourceNotFound for an unknown device
     """
-    if status not in fields.DeviceStatus.ALL:
+    if status not in vocabulary.DeviceStatus.ALL:
         raise exception.Invalid(
             reason='status must be one of %s, not %r'
-            % (', '.join(fields.DeviceStatus.ALL), status))
-    if status == fields.DeviceStatus.ENABLED:
+            % (', '.join(vocabulary.DeviceStatus.ALL), status))
+    if status == vocabulary.DeviceStatus.ENABLED:
         reason = None
     if reason is not None and (not isinstance(reason, str)
                                or len(reason) > STATUS_REASON_LENGTH):

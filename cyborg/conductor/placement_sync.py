@@ -19,10 +19,10 @@ import weakref
 import os_resource_classes
 import os_traits
 
+from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg.conductor import report_validation
 from cyborg.db.queries import placement as placement_queries
-from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def desired_providers(context, host):
                             source.deployable_name, host, trait)
         total = source.num_accelerators
         reserved = (total
-                    if source.device_status == fields.DeviceStatus.MAINTAINING
+                    if source.device_status == vocabulary.DeviceStatus.MAINTAINING
                     else 0)
         desired[source.rp_uuid] = DesiredProvider(
             source.rp_uuid, '%s_%s' % (host, source.deployable_name),

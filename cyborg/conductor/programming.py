@@ -19,14 +19,14 @@ from oslo_utils import timeutils
 
 from cyborg import bitstream as bitstreams
 from cyborg import bitstream_fit
+from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg import objects
-from cyborg.agent.drivers import base as drivers_base
 from cyborg.conductor import bind_programming
 from cyborg.db.queries import deployables as deployable_queries
 
 LOG = logging.getLogger(__name__)
-ProgramResult = drivers_base.ProgramResult
+ProgramResult = vocabulary.ProgramResult
 # The lock outlasts the agent call by this many seconds (the Glance check
 # before it, the record after it).
 LOCK_MARGIN = 60
@@ -209,7 +209,7 @@ class Programmer:
         device_info = bitstream_fit.DeviceInfo.from_rows(
             target.device, target.deployable,
             target.deployable.attributes_list,
-            vendor_names=drivers_base.VENDOR_NAMES)
+            vendor_names=vocabulary.VENDOR_NAMES)
         bitstream_fit.check_fits(bitstream, device_info)
         return bitstream
 

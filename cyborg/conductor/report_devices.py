@@ -10,11 +10,11 @@ import json
 
 from oslo_utils import uuidutils
 
+from cyborg.common import vocabulary
 from cyborg.conductor import report_validation
 from cyborg.db.queries import inventory
-from cyborg.objects import fields
 
-ENABLED = fields.DeviceStatus.ENABLED
+ENABLED = vocabulary.DeviceStatus.ENABLED
 
 
 def canonical_text(text):

@@ -9,13 +9,13 @@ reported again.
 
 import logging
 
+from cyborg.common import vocabulary
 from cyborg.db.queries import inventory
-from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
-ENABLED = fields.DeviceStatus.ENABLED
-MAINTAINING = fields.DeviceStatus.MAINTAINING
+ENABLED = vocabulary.DeviceStatus.ENABLED
+MAINTAINING = vocabulary.DeviceStatus.MAINTAINING
 
 STATUS_REASON_LIMIT = 255
 # Every status_reason a report writes ends so; only those a report clears.

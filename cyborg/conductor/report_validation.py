@@ -20,10 +20,10 @@ import dataclasses
 import json
 import re
 
+from cyborg.common import vocabulary
 from cyborg import exception
-from cyborg.objects import fields
 
-ATTACH_TYPES = fields.AttachHandleType.ALL
+ATTACH_TYPES = vocabulary.AttachHandleType.ALL
 DEPLOYABLE_NAME = re.compile(r'^[A-Za-z0-9_.:-]+$')
 # Trees are written one level per statement, so their depth is bounded.
 MAX_DEPLOYABLE_DEPTH = 6

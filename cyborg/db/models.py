@@ -11,7 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 
-from cyborg.objects import fields
+from cyborg.common import columns
+from cyborg.common import vocabulary
 
 
 # Every timestamp column: naive UTC with microseconds on every backend.
@@ -79,9 +80,32 @@ def _collate_exactly(metadata, connection, tables=(), **kw):
 AttributesText = sa.Text().with_variant(mysql.LONGTEXT(), 'mysql', 'mariadb')
 
 # Shared column sizes.
-UUID_LEN = 36
-NAME_LEN = 255
-HOST_LEN = 255
+UUID_LEN = columns.UUID_LENGTH
+NAME_LEN = columns.NAME_LENGTH
+HOST_LEN = columns.HOST_LENGTH
+
+
+def _typed(table):
+    """The SQL type of each column of ``table`` (its object's name), from
+    the limits that the API bounds request values by
+    (``cyborg.common.columns``)."""
+
+    def column_type(name):
+        limits = columns.of(table, name)
+        if limits.max_bytes is not None:
+            return sa.Text
+        if limits.max_length is not None:
+            return sa.String(limits.max_length)
+        return sa.Integer
+
+    return column_type
+
+
+_devices = _typed('Device')
+_deployables = _typed('Deployable')
+_attributes = _typed('Attribute')
+_device_profiles = _typed('DeviceProfile')
+_arqs = _typed('ARQ')
 
 
 class Device(Base):
@@ -95,17 +119,19 @@ class Device(Base):
         sa.Index('devices_status_idx', 'status'),
     )
 
-    id = orm.mapped_column(sa.Integer, primary_key=True)
-    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
-    type = orm.mapped_column(sa.String(30), nullable=False)
-    vendor = orm.mapped_column(sa.String(255), nullable=False)
-    model = orm.mapped_column(sa.String(255), nullable=False)
-    std_board_info = orm.mapped_column(sa.Text, nullable=True)
-    vendor_board_info = orm.mapped_column(sa.Text, nullable=True)
-    hostname = orm.mapped_column(sa.String(HOST_LEN), nullable=False)
-    status = orm.mapped_column(sa.String(30), nullable=False,
-                               default=fields.DeviceStatus.ENABLED)
-    status_reason = orm.mapped_column(sa.String(255), nullable=True)
+    id = orm.mapped_column(_devices('id'), primary_key=True)
+    uuid = orm.mapped_column(_devices('uuid'), nullable=False, unique=True)
+    type = orm.mapped_column(_devices('type'), nullable=False)
+    vendor = orm.mapped_column(_devices('vendor'), nullable=False)
+    model = orm.mapped_column(_devices('model'), nullable=False)
+    std_board_info = orm.mapped_column(
+        _devices('std_board_info'), nullable=True)
+    vendor_board_info = orm.mapped_column(
+        _devices('vendor_board_info'), nullable=True)
+    hostname = orm.mapped_column(_devices('hostname'), nullable=False)
+    status = orm.mapped_column(_devices('status'), nullable=False,
+                               default=vocabulary.DeviceStatus.ENABLED)
+    status_reason = orm.mapped_column(_devices('status_reason'), nullable=True)
 
 
 class Deployable(Base):
@@ -126,28 +152,35 @@ class Deployable(Base):
         sa.Index('deployables_bitstream_id_idx', 'bitstream_id'),
     )
 
-    id = orm.mapped_column(sa.Integer, primary_key=True)
-    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    id = orm.mapped_column(_deployables('id'), primary_key=True)
+    uuid = orm.mapped_column(_deployables('uuid'), nullable=False, unique=True)
     parent_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        _deployables('parent_id'),
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'),
         nullable=True)
     root_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        _deployables('root_id'),
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'),
         nullable=True)
-    name = orm.mapped_column(sa.String(NAME_LEN), nullable=False)
-    num_accelerators = orm.mapped_column(sa.Integer, nullable=False, default=0)
+    name = orm.mapped_column(_deployables('name'), nullable=False)
+    num_accelerators = orm.mapped_column(
+        _deployables('num_accelerators'), nullable=False, default=0)
     device_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('devices.id', ondelete='CASCADE'),
+        _deployables('device_id'),
+        sa.ForeignKey('devices.id', ondelete='CASCADE'),
         nullable=False)
-    driver_name = orm.mapped_column(sa.String(100), nullable=True)
-    rp_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True, unique=True)
-    bitstream_id = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
+    driver_name = orm.mapped_column(_deployables('driver_name'), nullable=True)
+    rp_uuid = orm.mapped_column(
+        _deployables('rp_uuid'), nullable=True, unique=True)
+    bitstream_id = orm.mapped_column(
+        _deployables('bitstream_id'), nullable=True)
     # The programming lock (cyborg.conductor.programming): the request
     # programming this deployable (host/pid/nonce) and until when, NULL when
     # none is. Taken by a compare-and-set; once it has run out (its
     # conductor died: [conductor] program_timeout is over) another request
     # may take it, and binds no longer see it.
-    programming_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
+    programming_owner = orm.mapped_column(
+        _deployables('programming_owner'), nullable=True)
     programming_expires_at = orm.mapped_column(Timestamp, nullable=True)
     # A derived copy of the deployable's attributes, kept by the attribute
     # writers so that a list reads one column instead of aggregating the
@@ -180,16 +213,18 @@ class Attribute(Base):
         sa.Index('attributes_parent_attribute_id_idx', 'parent_attribute_id'),
     )
 
-    id = orm.mapped_column(sa.Integer, primary_key=True)
-    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
+    id = orm.mapped_column(_attributes('id'), primary_key=True)
+    uuid = orm.mapped_column(_attributes('uuid'), nullable=False, unique=True)
     deployable_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('deployables.id', ondelete='CASCADE'),
+        _attributes('deployable_id'),
+        sa.ForeignKey('deployables.id', ondelete='CASCADE'),
         nullable=False)
     parent_attribute_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('attributes.id', ondelete='CASCADE'),
+        _attributes('parent_attribute_id'),
+        sa.ForeignKey('attributes.id', ondelete='CASCADE'),
         nullable=True)
-    key = orm.mapped_column(sa.String(255), nullable=False)
-    value = orm.mapped_column(sa.Text, nullable=True)
+    key = orm.mapped_column(_attributes('key'), nullable=False)
+    value = orm.mapped_column(_attributes('value'), nullable=True)
 
 
 class ControlpathID(Base):
@@ -219,7 +254,7 @@ class AttachHandle(Base):
                  'deployable_id', 'in_use'),
         sa.UniqueConstraint('deployable_id', 'attach_type', 'attach_info',
                             name='attach_handles_deployable_type_info_uc'),
-        sa.CheckConstraint(_one_of('attach_type', fields.AttachHandleType.ALL),
+        sa.CheckConstraint(_one_of('attach_type', vocabulary.AttachHandleType.ALL),
                            name='attach_handles_attach_type_ck'),
     )
 
@@ -242,12 +277,16 @@ class DeviceProfile(Base):
 
     __tablename__ = 'device_profiles'
 
-    id = orm.mapped_column(sa.Integer, primary_key=True)
-    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
-    name = orm.mapped_column(sa.String(NAME_LEN), nullable=False, unique=True)
-    description = orm.mapped_column(sa.Text, nullable=True)
+    id = orm.mapped_column(_device_profiles('id'), primary_key=True)
+    uuid = orm.mapped_column(
+        _device_profiles('uuid'), nullable=False, unique=True)
+    name = orm.mapped_column(
+        _device_profiles('name'), nullable=False, unique=True)
+    description = orm.mapped_column(
+        _device_profiles('description'), nullable=True)
     # JSON text: the list of request groups, each a string-to-string map.
-    profile_json = orm.mapped_column(sa.Text, nullable=False)
+    profile_json = orm.mapped_column(
+        _device_profiles('profile_json'), nullable=False)
 
 
 class ARQ(Base):
@@ -274,26 +313,30 @@ class ARQ(Base):
         sa.Index('arqs_hostname_idx', 'hostname'),
         sa.Index('arqs_bind_owner_idx', 'bind_owner'),
         sa.UniqueConstraint('attach_handle_id', name='arqs_attach_handle_id_uc'),
-        sa.CheckConstraint(_one_of('state', fields.ARQState.ALL),
+        sa.CheckConstraint(_one_of('state', vocabulary.ARQState.ALL),
                            name='arqs_state_ck'),
     )
 
-    id = orm.mapped_column(sa.Integer, primary_key=True)
-    uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=False, unique=True)
-    state = orm.mapped_column(sa.String(20), nullable=False,
-                              default=fields.ARQState.INITIAL)
+    id = orm.mapped_column(_arqs('id'), primary_key=True)
+    uuid = orm.mapped_column(_arqs('uuid'), nullable=False, unique=True)
+    state = orm.mapped_column(_arqs('state'), nullable=False,
+                              default=vocabulary.ARQState.INITIAL)
     device_profile_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('device_profiles.id'), nullable=False)
-    device_profile_group_id = orm.mapped_column(sa.Integer, nullable=False)
-    hostname = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
-    device_rp_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
-    instance_uuid = orm.mapped_column(sa.String(UUID_LEN), nullable=True)
-    project_id = orm.mapped_column(sa.String(255), nullable=True)
+        _arqs('device_profile_id'),
+        sa.ForeignKey('device_profiles.id'), nullable=False)
+    device_profile_group_id = orm.mapped_column(
+        _arqs('device_profile_group_id'), nullable=False)
+    hostname = orm.mapped_column(_arqs('hostname'), nullable=True)
+    device_rp_uuid = orm.mapped_column(_arqs('device_rp_uuid'), nullable=True)
+    instance_uuid = orm.mapped_column(_arqs('instance_uuid'), nullable=True)
+    project_id = orm.mapped_column(_arqs('project_id'), nullable=True)
     attach_handle_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('attach_handles.id', ondelete='SET NULL'),
+        _arqs('attach_handle_id'),
+        sa.ForeignKey('attach_handles.id', ondelete='SET NULL'),
         nullable=True)
     deployable_id = orm.mapped_column(
-        sa.Integer, sa.ForeignKey('deployables.id', ondelete='SET NULL'),
+        _arqs('deployable_id'),
+        sa.ForeignKey('deployables.id', ondelete='SET NULL'),
         nullable=True)
     # One lease, two uses. In BindStarted, ``bind_owner`` names the binder
     # (host/pid/nonce) doing the bind until ``bind_lease_expires_at``; a
@@ -303,13 +346,13 @@ class ARQ(Base):
     # sending Nova the ARQ's event: its sender, or ``sweep``, holds them
     # until Nova has the event (pending cleared) or the lease runs out and
     # a sweep sends it again.
-    bind_owner = orm.mapped_column(sa.String(HOST_LEN), nullable=True)
+    bind_owner = orm.mapped_column(_arqs('bind_owner'), nullable=True)
     bind_lease_expires_at = orm.mapped_column(Timestamp, nullable=True)
     # Nova is owed the event of this ARQ's last bind.
     bind_event_pending = orm.mapped_column(sa.Boolean, nullable=True)
     # Why the ARQ is in its state: what made its last bind fail (BindFailed),
     # NULL otherwise.
-    state_reason = orm.mapped_column(sa.String(255), nullable=True)
+    state_reason = orm.mapped_column(_arqs('state_reason'), nullable=True)
 
 
 class Service(Base):

@@ -1,12 +1,11 @@
-"""Prometheus metrics of the services, served only when [metrics] enabled.
+"""What the services' Prometheus metrics share, served only when [metrics] enabled.
 
-One module per service holds its metrics: ``api`` (the /metrics
-middleware), ``conductor`` (the fleet collector, bind and report timings,
-RPC errors) and ``agent``. This module holds what they share: whether the
-process measures at all, the registry a scrape reads (prometheus_client's
-multiprocess mode when PROMETHEUS_MULTIPROC_DIR is set) and the HTTP
-server of the conductor and the agent. Nothing here reads the
-configuration: the entry points hand the options in.
+Whether the process measures at all, the registry a scrape reads
+(prometheus_client's multiprocess mode when PROMETHEUS_MULTIPROC_DIR is
+set), the HTTP server of the conductor and the agent, and the counting of
+RPC errors. Each service's own metrics sit beside it (``api/metrics.py``,
+``conductor/metrics.py``, ``agent/metrics.py``); nothing here reads the
+configuration or imports them.
 """
 
 import functools
@@ -18,7 +17,7 @@ import prometheus_client
 from prometheus_client import multiprocess
 from oslo_messaging.rpc import dispatcher
 
-from cyborg.api import server as api_server
+from cyborg.common import listening
 
 LOG = logging.getLogger(__name__)
 
@@ -148,16 +147,16 @@ class Exporter:
     def start(self):
         """Listen and serve until ``stop``; enable measuring in this process.
 
-        :raises: cyborg.api.server.ListenError when the port cannot be
-            bound.
+        :raises: cyborg.common.listening.ListenError when the port
+            cannot be bound.
         """
         try:
             self._server, self._thread = prometheus_client.start_http_server(
                 self.port, addr=self.host, registry=self.registry)
         except OSError as error:
-            raise api_server.ListenError(
+            raise listening.ListenError(
                 '%s\'s metrics' % self.name, self.host, self.port,
-                api_server.listen_failure_reason(error),
+                listening.failure_reason(error),
                 self.option) from error
         enable()
         self.port = self._server.server_port

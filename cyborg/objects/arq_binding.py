@@ -18,6 +18,7 @@ schemas stay pure functions of the request, testable without a database.
 
 from oslo_utils import uuidutils
 
+from cyborg.common import columns
 from cyborg import exception
 
 # The fields every bind sets, and the one it may set besides.
@@ -25,8 +26,8 @@ BIND_FIELDS = ('hostname', 'device_rp_uuid', 'instance_uuid')
 PROJECT_ID = 'project_id'
 UUID_FIELDS = ('device_rp_uuid', 'instance_uuid')
 # The sizes of the ARQ's hostname and project_id columns.
-HOSTNAME_LENGTH = 255
-PROJECT_ID_LENGTH = 255
+HOSTNAME_LENGTH = columns.of('ARQ', 'hostname').max_length
+PROJECT_ID_LENGTH = columns.of('ARQ', 'project_id').max_length
 
 
 def _invalid(message):

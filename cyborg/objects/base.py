@@ -42,14 +42,6 @@ class TableObject(CyborgObject):
     _database_fields = ('id', 'created_at', 'updated_at')
 
     @classmethod
-    def column(cls, field):
-        """The table column (a ``sqlalchemy.Column``) holding ``field``.
-
-        :raises: KeyError for a field without a column of its own
-        """
-        return cls._queries.COLUMNS[field].property.columns[0]
-
-    @classmethod
     def from_db(cls, context, row, **values):
         """An object filled from ``row``'s same-named attributes and ``values``."""
         obj = cls(context)

@@ -1,5 +1,6 @@
 """Device: one accelerator card on one host (the devices table)."""
 
+from cyborg.common import vocabulary
 from cyborg.db.queries import devices as device_queries
 from cyborg.objects import base
 from cyborg.objects import fields
@@ -26,7 +27,7 @@ class Device(base.TableObject):
         'vendor_board_info': fields.StringField(nullable=True),
         'hostname': fields.StringField(),
         'status': fields.DeviceStatusField(
-            default=fields.DeviceStatus.ENABLED),
+            default=vocabulary.DeviceStatus.ENABLED),
         'status_reason': fields.StringField(nullable=True),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),

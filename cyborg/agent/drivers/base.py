@@ -42,31 +42,27 @@ Rules every driver follows, because the conductor relies on them:
 The helpers below the dataclasses build what these rules ask for: a card's
 root deployable, valid trait names (``custom_trait``) and PCI control path
 ids and attach handles. ``program`` answers with a ``ProgramOutcome``:
-the result code of a programming (``ProgramResult``) and a message. A
-bind calls one hook, ``prepare`` (which programs when it is handed a
-bitstream), and an unbind or a delete its counterpart, ``release``.
+the result code of a programming (``ProgramResult``, a word of
+``cyborg.common.vocabulary``) and a message. A bind calls one hook,
+``prepare`` (which programs when it is handed a bitstream), and an unbind
+or a delete its counterpart, ``release``.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
 """
 
 import abc
 import dataclasses
-import enum
 import re
 
-# Request group keys (device profiles) that ask for an FPGA to be programmed
-# when an ARQ is bound (cyborg.conductor.bind_programming resolves them).
-PROGRAMMING_KEYS = ('accel:bitstream_id', 'accel:function_id')
+from cyborg.common import vocabulary
+
+# TRANSITIONAL: until the bind-path refactor lands (its modules still read
+# these here; cyborg.common.vocabulary is their home).
+PROGRAMMING_KEYS = vocabulary.PROGRAMMING_KEYS
+VENDOR_NAMES = vocabulary.VENDOR_NAMES
 
 # A Placement trait name: upper case letters, digits and underscores.
 _NOT_IN_TRAIT = re.compile('[^A-Z0-9_]+')
 TRAIT_MAX_LENGTH = 255
-# Names used in vendor traits (CUSTOM_FPGA_INTEL, CUSTOM_PCI_NVIDIA), by
-# PCI vendor id; other vendors are named by their id.
-VENDOR_NAMES = {
-    0x8086: 'INTEL', 0x10ee: 'XILINX', 0x10de: 'NVIDIA', 0x1bd4: 'INSPUR',
-    0x15b3: 'MELLANOX', 0x1002: 'AMD', 0x19e5: 'HUAWEI', 0x1af4: 'REDHAT',
-    0xabcd: 'FAKE',
-}
 _PCI_ADDRESS = re.compile(
     r'^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$')
 
@@ -180,7 +176,7 @@ def trait_attributes(traits):
 def vendor_name(vendor_id):
     """The name of PCI vendor ``vendor_id`` (an int) for traits, else its id
     in four hex digits."""
-    return VENDOR_NAMES.get(vendor_id, '%04X' % vendor_id)
+    return vocabulary.VENDOR_NAMES.get(vendor_id, '%04X' % vendor_id)
 
 
 def is_pci_address(text):
@@ -221,44 +217,25 @@ def pci_attach_handle(address, attach_type='PCI', **extra):
     return DriverAttachHandle(attach_type=attach_type, attach_info=info)
 
 
-class ProgramResult(enum.IntEnum):
-    """The result codes of programming an FPGA.
-
-    The agent answers a programming request with the integer, as the
-    programming service's ``int program_fpga_with_bitstream(deployable_uuid,
-    bitstream_uuid)`` does.
-    """
-
-    SUCCESS = 0
-    # Failed with an unknown error: the tool failed, timed out, is missing.
-    FAILED = 1
-    # The target FPGA or region is not found (or cannot be programmed).
-    INVALID_DEPLOYABLE = 2
-    # The bitstream cannot be used: no such file, or it does not fit.
-    INVALID_BITSTREAM = 3
-    # The name used before these codes: the same member as FAILED.
-    FAILURE = 1
-
-
 @dataclasses.dataclass(frozen=True)
 class ProgramOutcome:
     """What ``Driver.program`` returns: a ``ProgramResult`` and a message for
     the log and the caller (what was loaded where, or why not)."""
 
-    code: ProgramResult
+    code: vocabulary.ProgramResult
     message: str = ''
 
     @property
     def succeeded(self):
         """Whether the bitstream was loaded."""
-        return self.code is ProgramResult.SUCCESS
+        return self.code is vocabulary.ProgramResult.SUCCESS
 
 
 def not_programmable(what, controlpath_id):
     """The outcome a driver whose devices (``what``, e.g. ``'GPUs'``) hold no
     FPGA gives when asked to program the device at ``controlpath_id``."""
     return ProgramOutcome(
-        ProgramResult.INVALID_DEPLOYABLE,
+        vocabulary.ProgramResult.INVALID_DEPLOYABLE,
         '%s cannot be programmed (device %s)'
         % (what, pci_address(controlpath_id.cpid_info)
            if controlpath_id.cpid_type == 'PCI' else controlpath_id))

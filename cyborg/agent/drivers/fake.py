@@ -27,6 +27,7 @@ import time
 
 import yaml
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import fake_fpga
@@ -188,11 +189,11 @@ class FakeDriver(base.Driver):
         state = fake_fpga.Loaded.of(bitstream_path, bitstream, settings)
         problem = fake_fpga.fit_problem(card, name, state, loaded)
         if problem is not None:
-            return base.ProgramOutcome(base.ProgramResult.INVALID_BITSTREAM,
+            return base.ProgramOutcome(vocabulary.ProgramResult.INVALID_BITSTREAM,
                                        problem)
         if settings.seconds:
             time.sleep(settings.seconds)
-        if settings.result is not base.ProgramResult.SUCCESS:
+        if settings.result is not vocabulary.ProgramResult.SUCCESS:
             return base.ProgramOutcome(
                 settings.result, 'simulated %s programming %s into %s'
                 % (settings.result.name, bitstream_path, name))
@@ -202,7 +203,7 @@ class FakeDriver(base.Driver):
             self._bitstreams[key] = bitstream_path
             self._save()
         return base.ProgramOutcome(
-            base.ProgramResult.SUCCESS, 'simulated loading of %s into %s '
+            vocabulary.ProgramResult.SUCCESS, 'simulated loading of %s into %s '
             'in %s seconds' % (bitstream_path, name, settings.seconds))
 
     def _restore(self):

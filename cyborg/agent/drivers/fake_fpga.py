@@ -29,6 +29,7 @@ import logging
 import uuid
 
 from cyborg.agent.drivers import base
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
@@ -45,10 +46,10 @@ MAX_VFS = 0x1f * FUNCTIONS_PER_DEVICE
 MAX_SECONDS = 600
 # The programming outcomes by the names the fleet file uses.
 RESULTS = {
-    'success': base.ProgramResult.SUCCESS,
-    'failed': base.ProgramResult.FAILED,
-    'invalid_deployable': base.ProgramResult.INVALID_DEPLOYABLE,
-    'invalid_bitstream': base.ProgramResult.INVALID_BITSTREAM,
+    'success': vocabulary.ProgramResult.SUCCESS,
+    'failed': vocabulary.ProgramResult.FAILED,
+    'invalid_deployable': vocabulary.ProgramResult.INVALID_DEPLOYABLE,
+    'invalid_bitstream': vocabulary.ProgramResult.INVALID_BITSTREAM,
 }
 FUNCTION_TRAIT_PREFIX = base.custom_trait('FPGA', 'FUNCTION', 'ID') + '_'
 
@@ -65,7 +66,7 @@ class Settings:
     """
 
     seconds: float = 0
-    result: base.ProgramResult = base.ProgramResult.SUCCESS
+    result: vocabulary.ProgramResult = vocabulary.ProgramResult.SUCCESS
     topology_after: object = None
 
 
@@ -350,7 +351,7 @@ def program_target(fake_card, where, deployable_name):
     """
     def refuse(message):
         return None, base.ProgramOutcome(
-            base.ProgramResult.INVALID_DEPLOYABLE, message)
+            vocabulary.ProgramResult.INVALID_DEPLOYABLE, message)
 
     if fake_card is None:
         return refuse('no simulated FPGA has control path %s' % where)

@@ -7,7 +7,7 @@ and ``/instance_uuid`` (and ``/project_id``, microversion 2.1), each path
 once, or the three ``remove`` operations; one document binds or unbinds.
 """
 
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.objects import arq_binding
 

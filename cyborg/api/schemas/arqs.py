@@ -12,19 +12,19 @@ is ``arq_patch.py``'s, built from the same declarations.
 
 import dataclasses
 
+from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg.api import microversions
 from cyborg.api.schemas import arq_patch
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.objects import arq_binding
-from cyborg.objects import fields
 
 BIND_STATE_RESOLVED = 'resolved'
 # The states of a resolved ARQ: its bind has ended one way or the other.
-RESOLVED_STATES = tuple(state for state in fields.ARQState.ALL
-                        if state not in fields.ARQState.UNRESOLVED)
+RESOLVED_STATES = tuple(state for state in vocabulary.ARQState.ALL
+                        if state not in vocabulary.ARQState.UNRESOLVED)
 BIND_PATHS = arq_patch.BIND_PATHS
 PROJECT_ID_PATH = arq_patch.PROJECT_ID_PATH
 PROJECT_ID_NEEDS_VERSION = ('Request not acceptable. The minimal required API '

@@ -1,12 +1,12 @@
 """Validation of /v2/attributes requests: list filters and the create body.
 
-The limits are the columns' (``cyborg.api.schemas.columns``): a key of the
+The limits are the columns' (``cyborg.common.columns``): a key of the
 ``attributes.key`` String, a value of the ``attributes.value`` Text (65,535
 bytes of UTF-8, as on MariaDB), a ``deployable_id`` of an Integer (given
 as a JSON integer or a string of its digits).
 """
 
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 

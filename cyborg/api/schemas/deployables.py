@@ -21,7 +21,7 @@ from oslo_utils import uuidutils
 
 from cyborg import exception
 from cyborg.api import microversions
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.api.schemas import resources

@@ -10,7 +10,7 @@ only has to keep names and uuids unique. The groups' own rules are in
 import json
 import re
 
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
 from cyborg.api.schemas import request_groups

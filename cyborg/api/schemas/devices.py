@@ -1,9 +1,9 @@
 """Validation of /v2/devices requests: list filters and the status PATCH."""
 
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 LISTING = listing.Listing(
     filters={
@@ -11,7 +11,7 @@ LISTING = listing.Listing(
         # Any type: one outside DeviceType.ALL lists nothing, as upstream.
         'type': listing.string_value,
         'vendor': listing.string_value,
-        'status': listing.one_of(fields.DeviceStatus.ALL),
+        'status': listing.one_of(vocabulary.DeviceStatus.ALL),
     },
     sort_keys=('uuid', 'type', 'vendor', 'model', 'hostname', 'status',
                'created_at', 'updated_at'),
@@ -24,8 +24,8 @@ LISTING = listing.Listing(
     })
 
 # The values a status PATCH may ask for, and the status each one sets.
-PATCH_STATUSES = {'enabled': fields.DeviceStatus.ENABLED,
-                  'disabled': fields.DeviceStatus.MAINTAINING}
+PATCH_STATUSES = {'enabled': vocabulary.DeviceStatus.ENABLED,
+                  'disabled': vocabulary.DeviceStatus.MAINTAINING}
 _REASON_COLUMN = columns.of('Device', 'status_reason')
 REASON_LENGTH = _REASON_COLUMN.max_length
 _ONE_OPERATION = 'The patch must be a list of exactly one operation on /status'

@@ -6,7 +6,7 @@ The route takes no query and no body.
 
 from cyborg.api.schemas import resources
 from cyborg.api.views import fleet as fleet_views
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 field = resources.field
 _TEXT = field('string', nullable=True)
@@ -56,7 +56,7 @@ _DEVICE = _object({
     'type': field('string'),
     'vendor': field('string'),
     'model': field('string'),
-    'status': field('string', enum=list(fields.DeviceStatus.ALL)),
+    'status': field('string', enum=list(vocabulary.DeviceStatus.ALL)),
     'status_reason': field('string', 'Why it is in maintenance.',
                            nullable=True),
     'deployables': field('array', 'Its deployable trees (usually one).',
@@ -66,7 +66,7 @@ _DEVICE = _object({
 
 _ARQ = _object({
     'uuid': resources.UUID,
-    'state': field('string', enum=list(fields.ARQState.ALL)),
+    'state': field('string', enum=list(vocabulary.ARQState.ALL)),
     'state_reason': _TEXT,
     'instance_uuid': _TEXT,
     'hostname': _TEXT,
@@ -86,7 +86,7 @@ FLEET = _object({
         'deployables': _COUNT,
         'attach_handles': _object({'in_use': _COUNT, 'total': _COUNT},
                                   'Every attach handle of the fleet.'),
-        'arqs': _object({state: _COUNT for state in fields.ARQState.ALL},
+        'arqs': _object({state: _COUNT for state in vocabulary.ARQState.ALL},
                         'How many ARQs are in each state.'),
     }, 'Counts over the whole fleet.'),
     'hosts': field('array', 'Hosts by name, each with its devices.',
@@ -95,7 +95,7 @@ FLEET = _object({
                        'devices': field('array', items=_DEVICE),
                    }, 'A host.')),
     'arqs_by_state': _object(
-        {state: field('array', items=_ARQ) for state in fields.ARQState.ALL},
+        {state: field('array', items=_ARQ) for state in vocabulary.ARQState.ALL},
         'The ARQs the caller may see (an admin: every project\'s), by '
         'state.'),
 }, 'The fleet: every host\'s devices and deployable trees, and the ARQs.')

@@ -7,7 +7,7 @@ answers at each microversion. A field that appears from a microversion on
 names it in ``x-openstack-microversion`` and is not required.
 """
 
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 MICROVERSION = 'x-openstack-microversion'
 
@@ -67,7 +67,7 @@ DEVICE = _object(dict({
     'std_board_info': field('string', 'JSON text.', nullable=True),
     'vendor_board_info': field('string', nullable=True),
     'hostname': field('string'),
-    'status': field({'enum': list(fields.DeviceStatus.ALL)},
+    'status': field({'enum': list(vocabulary.DeviceStatus.ALL)},
                     version='2.3'),
     'status_reason': field('string', 'Why the device is in maintenance.',
                            nullable=True, version='2.3'),
@@ -132,7 +132,7 @@ DEVICE_PROFILE = _object(dict({
 
 ARQ = _object(dict({
     'uuid': UUID,
-    'state': field({'enum': list(fields.ARQState.ALL)}),
+    'state': field({'enum': list(vocabulary.ARQState.ALL)}),
     'device_profile_name': field('string'),
     'device_profile_group_id': field('integer', 'The index of its group '
                                                 'in the profile.'),

@@ -7,7 +7,7 @@ from ``cyborg.objects.fleet.read_fleet``'s rows without another query.
 
 import collections
 
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 # What a deployable is, told by its attributes and its place in the tree.
 ROOT = 'root'
@@ -110,7 +110,7 @@ def fleet(rows):
     holders_of = collections.defaultdict(list)
     for row in rows.arqs:
         if row.deployable_id is not None and \
-                row.state in fields.ARQState.HOLDING:
+                row.state in vocabulary.ARQState.HOLDING:
             holders_of[row.deployable_id].append(row.uuid)
     roots, nodes = _trees(rows.deployables, attributes_of, handles_of,
                           holders_of)
@@ -127,7 +127,7 @@ def fleet(rows):
             'deployables': roots.get(row.id, []),
         })
 
-    arqs_by_state = {state: [] for state in fields.ARQState.ALL}
+    arqs_by_state = {state: [] for state in vocabulary.ARQState.ALL}
     for row in rows.arqs:
         arqs_by_state.setdefault(row.state, []).append(_arq(row, nodes))
     handle_rows = rows.attach_handles
@@ -137,7 +137,7 @@ def fleet(rows):
             'devices': len(rows.devices),
             'maintaining_devices': sum(
                 1 for row in rows.devices
-                if row.status == fields.DeviceStatus.MAINTAINING),
+                if row.status == vocabulary.DeviceStatus.MAINTAINING),
             'deployables': len(rows.deployables),
             'attach_handles': {
                 'in_use': sum(int(row.in_use or 0) for row in handle_rows),

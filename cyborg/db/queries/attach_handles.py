@@ -9,10 +9,10 @@ binder (``lock_free``, ``take``, ``free``), of the ARQ workflows
 
 import sqlalchemy as sa
 
+from cyborg.common import vocabulary
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import rows
-from cyborg.objects import fields
 
 AttachHandle = models.AttachHandle
 HANDLES = AttachHandle.__table__
@@ -159,6 +159,6 @@ def set_in_use(context, attach_handle_ids, in_use, updated_at):
         if not in_use:
             holding = sa.select(ARQS.c.id).where(
                 ARQS.c.attach_handle_id == HANDLES.c.id,
-                ARQS.c.state.in_(fields.ARQState.HOLDING))
+                ARQS.c.state.in_(vocabulary.ARQState.HOLDING))
             statement = statement.where(~sa.exists(holding))
         context.session.connection().execute(statement)

@@ -12,10 +12,10 @@ the region (``lock_for_bind``, ``finish_bind_programming``).
 
 import sqlalchemy as sa
 
+from cyborg.common import vocabulary
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import rows
-from cyborg.objects import fields
 
 # What start_programming answers.
 LOCKED = 'locked'
@@ -121,7 +121,7 @@ def _take_programming_lock(context, uuid, owner, now, expires_at):
     if deployable.rp_uuid is not None:
         holders.append(models.ARQ.device_rp_uuid == deployable.rp_uuid)
     held = sa.select(models.ARQ.id).where(
-        sa.or_(*holders), models.ARQ.state.in_(fields.ARQState.HOLDING),
+        sa.or_(*holders), models.ARQ.state.in_(vocabulary.ARQState.HOLDING),
     ).with_for_update(read=True)
     if context.session.execute(held).first() is not None:
         raise _HeldByARQ()

@@ -8,9 +8,9 @@ that uses them is ``cyborg.conductor.inventory_report``.
 
 import sqlalchemy as sa
 
+from cyborg.common import vocabulary
 from cyborg.db import api as db_api
 from cyborg.db import models
-from cyborg.objects import fields
 
 Device = models.Device.__table__
 ControlpathID = models.ControlpathID.__table__
@@ -90,7 +90,7 @@ def held_by_arqs(context, host):
         AttachHandle.c.deployable_id.in_(_deployable_ids_of(host)))
     query = sa.select(ARQ.c.deployable_id,
                       ARQ.c.attach_handle_id).where(
-        ARQ.c.state.in_(fields.ARQState.HOLDING),
+        ARQ.c.state.in_(vocabulary.ARQState.HOLDING),
         sa.or_(ARQ.c.deployable_id.in_(_deployable_ids_of(host)),
                ARQ.c.attach_handle_id.in_(handle_ids_of_host)))
     deployable_ids = set()
@@ -110,7 +110,7 @@ def arqs_holding(context, deployable_ids):
     found = {}
     for chunk in id_chunks(deployable_ids):
         query = sa.select(ARQ.c.deployable_id, ARQ.c.uuid).where(
-            ARQ.c.state.in_(fields.ARQState.HOLDING),
+            ARQ.c.state.in_(vocabulary.ARQState.HOLDING),
             ARQ.c.deployable_id.in_(chunk)).order_by(ARQ.c.id)
         for deployable_id, arq_uuid in context.session.execute(query):
             found.setdefault(deployable_id, []).append(arq_uuid)

@@ -15,12 +15,12 @@ from oslo_messaging import conffixture
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg.clients import placement as placement_client
 from cyborg import context as cyborg_context
 from cyborg.cmd import status
 from cyborg.db.queries import arq_binding
-from cyborg.objects import fields
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import messaging
@@ -125,7 +125,7 @@ class StuckBindsCheckTestMixin:
         self.arqs = [records.make_arq(self.context, profile)
                      for _ in range(7)]
         for arq in self.arqs:
-            arq.state = fields.ARQState.BIND_STARTED
+            arq.state = vocabulary.ARQState.BIND_STARTED
             arq.save(self.context)
 
     def test_binds_within_bind_timeout_succeed(self):

@@ -8,8 +8,8 @@ import uuid
 from cyborg import bitstream
 from cyborg import bitstream_fit
 from cyborg import bitstream_topology
+from cyborg.common import vocabulary
 from cyborg import exception
-from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_inventory
 from cyborg.tests import base
@@ -539,7 +539,7 @@ class TestDeviceInfoFromRows(BitstreamTestCase):
 
     def test_fake_fleet_region(self):
         info = bitstream_fit.DeviceInfo.from_rows(
-            *self.rows(0, 0), vendor_names=driver_base.VENDOR_NAMES)
+            *self.rows(0, 0), vendor_names=vocabulary.VENDOR_NAMES)
         self.assertEqual(
             bitstream_fit.DeviceInfo(vendor_id='0x8086', vendor_name='INTEL',
                                  board='pac_arria10', region_id=REGION,
@@ -554,7 +554,7 @@ class TestDeviceInfoFromRows(BitstreamTestCase):
         info = bitstream_fit.DeviceInfo.from_rows(
             device, deployable, [{attribute.key: attribute.value}
                                  for attribute in attributes],
-            vendor_names=driver_base.VENDOR_NAMES)
+            vendor_names=vocabulary.VENDOR_NAMES)
         bitstream_fit.check_fits(bitstream_of(vendor='Xilinx', board='U250',
                                           region_uuid=info.region_id), info)
 

@@ -15,6 +15,7 @@ import os
 import subprocess
 
 from cyborg.agent.drivers import base
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class Tool:
 
 def _outcome(code, message):
     """A ProgramOutcome, logged (a failure at WARNING)."""
-    if code is base.ProgramResult.SUCCESS:
+    if code is vocabulary.ProgramResult.SUCCESS:
         LOG.info('%s', message)
     else:
         LOG.warning('Programming failed (%s): %s', code.name, message)
@@ -57,13 +58,13 @@ def pci_target(controlpath_id, deployable_name):
         address = None
     if getattr(controlpath_id, 'cpid_type', None) != 'PCI' or \
             not base.is_pci_address(address):
-        return None, _outcome(base.ProgramResult.INVALID_DEPLOYABLE,
+        return None, _outcome(vocabulary.ProgramResult.INVALID_DEPLOYABLE,
                               'control path %r is not a PCI function'
                               % (controlpath_id,))
     card = 'fpga-' + address
     if deployable_name is not None and deployable_name != card and \
             not deployable_name.startswith(card + '-'):
-        return None, _outcome(base.ProgramResult.INVALID_DEPLOYABLE,
+        return None, _outcome(vocabulary.ProgramResult.INVALID_DEPLOYABLE,
                               'deployable %s is not on the card at %s'
                               % (deployable_name, address))
     return address, None
@@ -89,7 +90,7 @@ def run_tool(tool, arguments, bitstream_path, target):
     executable that is missing or cannot be run FAILED, naming the option.
     """
     if not os.path.isfile(bitstream_path):
-        return _outcome(base.ProgramResult.INVALID_BITSTREAM,
+        return _outcome(vocabulary.ProgramResult.INVALID_BITSTREAM,
                         'bitstream file %s does not exist' % bitstream_path)
     command = [tool.path] + list(arguments)
     name = os.path.basename(tool.path)
@@ -99,16 +100,16 @@ def run_tool(tool, arguments, bitstream_path, target):
             command, capture_output=True, stdin=subprocess.DEVNULL,
             timeout=tool.timeout, check=False)
     except subprocess.TimeoutExpired:
-        return _outcome(base.ProgramResult.FAILED,
+        return _outcome(vocabulary.ProgramResult.FAILED,
                         '%s did not finish programming %s within %s seconds '
                         'and was killed; the region may need programming '
                         'again' % (name, target, tool.timeout))
     except FileNotFoundError:
-        return _outcome(base.ProgramResult.FAILED,
+        return _outcome(vocabulary.ProgramResult.FAILED,
                         'programming tool %s not found (set %s)'
                         % (tool.path, tool.option))
     except OSError as error:
-        return _outcome(base.ProgramResult.FAILED,
+        return _outcome(vocabulary.ProgramResult.FAILED,
                         'programming tool %s cannot be run (%s): %s'
                         % (tool.path, tool.option, error))
     if completed.returncode != 0:
@@ -116,8 +117,8 @@ def run_tool(tool, arguments, bitstream_path, target):
         how = ('exited with %d' % completed.returncode
                if completed.returncode > 0
                else 'was killed by signal %d' % -completed.returncode)
-        return _outcome(base.ProgramResult.FAILED,
+        return _outcome(vocabulary.ProgramResult.FAILED,
                         '%s %s programming %s: %s'
                         % (name, how, target, output or '(no output)'))
-    return _outcome(base.ProgramResult.SUCCESS,
+    return _outcome(vocabulary.ProgramResult.SUCCESS,
                     '%s loaded %s into %s' % (name, bitstream_path, target))

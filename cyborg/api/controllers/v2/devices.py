@@ -9,12 +9,12 @@ reserves the device's whole inventory in Placement; the upstream clients'
 import pecan
 from pecan import rest
 
+from cyborg.common import vocabulary
 from cyborg import objects
 from cyborg.api import responses
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
 from cyborg.api.views import devices as device_views
-from cyborg.objects import fields
 from cyborg.policies import device as device_policies
 
 
@@ -56,7 +56,7 @@ class DevicesController(rest.RestController):
         status, reason = device_schemas.status_patch(
             body_schemas.json_body(request))
         request.context.can(device_policies.ENABLE
-                            if status == fields.DeviceStatus.ENABLED
+                            if status == vocabulary.DeviceStatus.ENABLED
                             else device_policies.DISABLE)
         device = request.conductor.set_device_status(
             request.context, uuid, status, reason)
@@ -68,7 +68,7 @@ class DevicesController(rest.RestController):
         request = pecan.request
         request.context.can(device_policies.DISABLE)
         request.conductor.set_device_status(
-            request.context, uuid, fields.DeviceStatus.MAINTAINING)
+            request.context, uuid, vocabulary.DeviceStatus.MAINTAINING)
         return responses.empty(200)
 
     @pecan.expose(content_type='application/json')
@@ -77,5 +77,5 @@ class DevicesController(rest.RestController):
         request = pecan.request
         request.context.can(device_policies.ENABLE)
         request.conductor.set_device_status(
-            request.context, uuid, fields.DeviceStatus.ENABLED)
+            request.context, uuid, vocabulary.DeviceStatus.ENABLED)
         return responses.empty(200)

@@ -8,9 +8,9 @@ finishing (recording the bitstream) does, and only for the owner.
 
 import datetime
 
+from cyborg.common import vocabulary
 from cyborg import context as cyborg_context
 from cyborg.db.queries import deployables as queries
-from cyborg.objects import fields
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.db import records
@@ -73,7 +73,7 @@ class ProgrammingLockTestMixin:
         profile = records.make_device_profile(self.context)
         records.make_arq(self.context, profile, hostname='compute-1',
                          deployable_id=self.deployable.id,
-                         state=fields.ARQState.BIND_STARTED)
+                         state=vocabulary.ARQState.BIND_STARTED)
 
         self.assertEqual(queries.HELD_BY_ARQ, self._start('a'))
         self.assertIsNone(self._row().programming_owner)

@@ -2,6 +2,7 @@
 
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
+from cyborg.common import vocabulary
 from cyborg.tests import base
 
 
@@ -66,7 +67,7 @@ class TestFakeDriverProgramming(base.TestCase):
 
         result = driver.program(controlpath_id, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.SUCCESS, result.code)
+        self.assertIs(vocabulary.ProgramResult.SUCCESS, result.code)
         self.assertEqual('/tmp/bitstream.bin',
                          driver.loaded_bitstream(controlpath_id))
 
@@ -78,7 +79,7 @@ class TestFakeDriverProgramming(base.TestCase):
 
         result = driver.program(other, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.INVALID_DEPLOYABLE, result.code)
+        self.assertIs(vocabulary.ProgramResult.INVALID_DEPLOYABLE, result.code)
         self.assertIsNone(driver.loaded_bitstream(other))
 
 

@@ -11,6 +11,7 @@ import threading
 
 import oslo_messaging
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg.agent import manager
@@ -68,7 +69,7 @@ class CountingDriver(drivers.Driver):
             self.prepared.append((device, deployable, attach_handle))
 
     def program(self, controlpath_id, bitstream_path):
-        return drivers.ProgramResult.FAILURE
+        return vocabulary.ProgramResult.FAILURE
 
     def discover_count(self):
         with self.lock:

@@ -12,11 +12,11 @@ import uuid
 
 import fixtures
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg.agent import manager
 from cyborg.agent import rpcapi
-from cyborg.agent.drivers import base as drivers
 from cyborg.agent.drivers import fake
 from cyborg.clients import glance as glance_client
 from cyborg.tests import base
@@ -95,7 +95,7 @@ class ProgramEndpointTest(base.TestCase):
     def test_success_programs_and_removes_the_file(self):
         answer = self._program(self._image())
 
-        self.assertEqual(drivers.ProgramResult.SUCCESS, answer['code'])
+        self.assertEqual(vocabulary.ProgramResult.SUCCESS, answer['code'])
         self.assertIn(REGION, answer['message'])
         controlpath_id = self.agent.deployables.get('fake_driver')[REGION][0] \
             .controlpath_id
@@ -123,7 +123,7 @@ class ProgramEndpointTest(base.TestCase):
 
         answer = self._program(self._image())
 
-        self.assertEqual(drivers.ProgramResult.INVALID_BITSTREAM,
+        self.assertEqual(vocabulary.ProgramResult.INVALID_BITSTREAM,
                          answer['code'])
         self.assertIn('more than the %d allowed' % (len(DATA) - 1),
                       answer['message'])
@@ -132,7 +132,7 @@ class ProgramEndpointTest(base.TestCase):
     def test_unknown_image_is_an_invalid_bitstream(self):
         answer = self._program(str(uuid.uuid4()))
 
-        self.assertEqual(drivers.ProgramResult.INVALID_BITSTREAM,
+        self.assertEqual(vocabulary.ProgramResult.INVALID_BITSTREAM,
                          answer['code'])
         self.assertIn('not found in Glance', answer['message'])
 
@@ -142,7 +142,7 @@ class ProgramEndpointTest(base.TestCase):
                                   ('no_driver', REGION)):
             with self.subTest(driver=driver_name, name=name):
                 answer = self._program(image_id, name, driver_name)
-                self.assertEqual(drivers.ProgramResult.INVALID_DEPLOYABLE,
+                self.assertEqual(vocabulary.ProgramResult.INVALID_DEPLOYABLE,
                                  answer['code'])
         self.assertEqual([], os.listdir(self.tmp))
 
@@ -153,7 +153,7 @@ class ProgramEndpointTest(base.TestCase):
 
         answer = self._program(self._image())
 
-        self.assertEqual(drivers.ProgramResult.FAILED, answer['code'])
+        self.assertEqual(vocabulary.ProgramResult.FAILED, answer['code'])
         self.assertIn('RuntimeError: tool crashed', answer['message'])
         self.assertEqual([], os.listdir(self.tmp))
 

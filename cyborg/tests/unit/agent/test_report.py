@@ -12,6 +12,7 @@ import fixtures
 import oslo_messaging
 import sqlalchemy as sa
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
@@ -53,7 +54,7 @@ class ListDriver(drivers.Driver):
         return list(self.devices)
 
     def program(self, controlpath_id, bitstream_path):
-        return drivers.ProgramResult.FAILURE
+        return vocabulary.ProgramResult.FAILURE
 
 
 class BrokenDriver(ListDriver):

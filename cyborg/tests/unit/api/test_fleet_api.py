@@ -10,11 +10,11 @@ Keystone, is served without a token while the JSON is not.
 import webob
 from keystonemiddleware import fixture as auth_fixture
 
+from cyborg.common import vocabulary
 from cyborg import context as cyborg_context
 from cyborg import policies
 from cyborg.api import app
 from cyborg.api import fleet as fleet_page
-from cyborg.objects import fields
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.api import real_app
@@ -71,7 +71,7 @@ class Fleet:
 
         self.gpu = records.make_device(
             context, hostname='host-b' + suffix, type='GPU',
-            status=fields.DeviceStatus.MAINTAINING,
+            status=vocabulary.DeviceStatus.MAINTAINING,
             status_reason='fan replacement')
         self.gpu_root = records.make_deployable(
             context, self.gpu, name='gpu' + suffix, num_accelerators=0,
@@ -90,7 +90,7 @@ class Fleet:
 
         profile = records.make_device_profile(context)
         self.bound = records.make_arq(
-            context, profile, state=fields.ARQState.BOUND,
+            context, profile, state=vocabulary.ARQState.BOUND,
             hostname='host-a' + suffix, project_id='project-1',
             instance_uuid='5d0f2a3e-63f5-4d3b-9c83-6b8f1c0c7a11',
             deployable_id=self.region.id,
@@ -154,13 +154,13 @@ class TestFleetJSON(real_app.RealAppTestCase):
         self.assertEqual({
             'hosts': 2, 'devices': 2, 'maintaining_devices': 1,
             'deployables': 7, 'attach_handles': {'in_use': 1, 'total': 5},
-            'arqs': dict({state: 0 for state in fields.ARQState.ALL},
+            'arqs': dict({state: 0 for state in vocabulary.ARQState.ALL},
                          Initial=1, Bound=1)}, body['summary'])
 
     def test_arqs_by_state_with_their_instance(self):
         fleet = Fleet(self.context)
         body = self._fleet()
-        self.assertEqual(sorted(fields.ARQState.ALL),
+        self.assertEqual(sorted(vocabulary.ARQState.ALL),
                          sorted(body['arqs_by_state']))
         bound, = body['arqs_by_state']['Bound']
         self.assertEqual({

@@ -1,5 +1,5 @@
 """A port that is taken: one message naming the service, the address and
-the option that moves it (cyborg.api.server.ListenError), from the API's
+the option that moves it (cyborg.common.listening.ListenError), from the API's
 servers and the metrics exporters; and the fleet page's own port, which
 answers the page's paths only."""
 
@@ -10,6 +10,7 @@ import webob
 
 from cyborg.api.fleet import port as fleet_port
 from cyborg.api import server
+from cyborg.common import listening
 from cyborg import metrics
 from cyborg.tests import base
 
@@ -32,7 +33,7 @@ class TakenPortTests(base.TestCase):
     def test_server_names_the_option(self):
         taken = server.Server(hello, '127.0.0.1', self.port, threads=1,
                               name='cyborg-api', option='[api] port')
-        error = self.assertRaises(server.ListenError, taken.start)
+        error = self.assertRaises(listening.ListenError, taken.start)
         self.assertEqual(
             'cyborg-api cannot listen on 127.0.0.1:%d: the port is already '
             'in use; set [api] port to another port' % self.port, str(error))
@@ -51,12 +52,12 @@ class TakenPortTests(base.TestCase):
         self.assertEqual(
             'placement cannot listen on 127.0.0.1:%d: the port is already '
             'in use' % self.port,
-            str(self.assertRaises(server.ListenError, taken.start)))
+            str(self.assertRaises(listening.ListenError, taken.start)))
 
     def test_an_address_this_host_lacks(self):
         taken = server.Server(hello, '192.0.2.1', 0, threads=1,
                               name='cyborg-api', option='[api] host_ip')
-        message = str(self.assertRaises(server.ListenError, taken.start))
+        message = str(self.assertRaises(listening.ListenError, taken.start))
         self.assertIn('cannot listen on 192.0.2.1:0: ', message)
         self.assertIn('ssign', message)  # Cannot assign requested address
 
@@ -70,7 +71,7 @@ class TakenPortTests(base.TestCase):
             "cyborg-agent's metrics cannot listen on 127.0.0.1:%d: the port "
             "is already in use; set [metrics] agent_port to another port"
             % self.port,
-            str(self.assertRaises(server.ListenError, exporter.start)))
+            str(self.assertRaises(listening.ListenError, exporter.start)))
         # A process whose exporter failed does not measure.
         self.assertFalse(metrics.is_enabled())
 

@@ -24,7 +24,7 @@ from cyborg.api import app
 from cyborg.api import auth
 from cyborg.api import openapi
 from cyborg.api.schemas import attributes as attribute_schemas
-from cyborg.api.schemas import columns
+from cyborg.common import columns
 from cyborg.api.schemas import device_profiles as device_profile_schemas
 from cyborg.api.schemas import routes
 from cyborg.db import models

@@ -16,6 +16,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 import webob
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import objects
@@ -27,7 +28,6 @@ from cyborg.agent.drivers import fake
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import inventory_report
 from cyborg.db.queries import deployables as deployable_queries
-from cyborg.objects import fields
 from cyborg.policies import deployable as deployable_policies
 from cyborg.tests.fixtures import glance as glance_fixture
 from cyborg.tests.unit.api import real_app
@@ -233,7 +233,7 @@ class ProgramAPITest(ProgramAPIBase):
             self.context, groups=[{'resources:FPGA': '1'}])
         records.make_arq(self.context, profile, hostname=HOST,
                          deployable_id=self.regions[0].id,
-                         state=fields.ARQState.BOUND)
+                         state=vocabulary.ARQState.BOUND)
         self._refused(self.regions[0], body(self._image()), 409,
                       'in use by an accelerator request')
 

@@ -14,9 +14,9 @@ import uuid
 import webob
 from oslo_serialization import jsonutils
 
+from cyborg.common import vocabulary
 from cyborg import policies
 from cyborg.api import app
-from cyborg.objects import fields
 from cyborg.policies import deployable as deployable_policies
 from cyborg.tests.unit.api import test_program_api
 from cyborg.tests.unit.db import records
@@ -154,7 +154,7 @@ class ProgramFormsTest(test_program_api.ProgramAPIBase):
             self.context, groups=[{'resources:FPGA': '1'}])
         records.make_arq(self.context, profile, hostname=HOST,
                          deployable_id=self.regions[0].id,
-                         state=fields.ARQState.BOUND)
+                         state=vocabulary.ARQState.BOUND)
         self._refused(self.regions[0], bitstream_body(self._image()), 409,
                       'in use by an accelerator request', suffix=ITSELF)
 

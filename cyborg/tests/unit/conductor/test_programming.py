@@ -11,9 +11,9 @@ import uuid
 import fixtures
 import oslo_messaging
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
-from cyborg.agent.drivers import base as drivers
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import programming
 from cyborg.db.queries import deployables as deployable_queries
@@ -22,7 +22,7 @@ from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import glance as glance_fixture
 from cyborg.tests.unit.db import records
 
-Result = drivers.ProgramResult
+Result = vocabulary.ProgramResult
 
 
 class ScriptedAgents:

@@ -1,1 +1,2 @@
-"""Unit tests of cyborg.metrics: each service's endpoint scraped after real work."""
+"""Unit tests of cyborg.metrics, what the services' metrics share, and the
+scraping helper of every service's metrics tests."""

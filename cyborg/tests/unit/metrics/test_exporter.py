@@ -15,7 +15,7 @@ from cyborg import context as cyborg_context
 from cyborg import metrics
 from cyborg import rpc
 from cyborg import service
-from cyborg.metrics import agent as agent_metrics
+from cyborg.agent import metrics as agent_metrics
 from cyborg.tests import base
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.unit import test_service
@@ -85,7 +85,7 @@ class TestExporterWithRPCService(base.TestCase):
 WORKERS_SCRIPT = textwrap.dedent('''
     import os
     import webob
-    from cyborg.metrics import api as api_metrics
+    from cyborg.api import metrics as api_metrics
 
     def application(environ, start_response):
         start_response('200 OK', [('Content-Type', 'text/plain')])

@@ -12,6 +12,7 @@ from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_fpga
 from cyborg.agent.drivers.gpu import nvidia
+from cyborg.common import vocabulary
 from cyborg.tests import base
 from cyborg.tests.unit.agent.drivers.driver_test import pci
 from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
@@ -399,7 +400,7 @@ class TestMalformedInventory(FakeDriverTestCase):
         self.assertRaises(driver_base.DiscoveryFailed, driver.discover)
 
         # Still known: it can be programmed as before.
-        self.assertIs(driver_base.ProgramResult.SUCCESS,
+        self.assertIs(vocabulary.ProgramResult.SUCCESS,
                       driver.program(second, '/tmp/bitstream.bin').code)
         self.inventory_file({'fpgas': [{'count': 2}]})
         self.assertEqual(devices, driver.discover())
@@ -422,7 +423,7 @@ class TestProgramming(FakeDriverTestCase):
 
         outcome = driver.program(second, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.SUCCESS, outcome.code)
+        self.assertIs(vocabulary.ProgramResult.SUCCESS, outcome.code)
         self.assertTrue(outcome.succeeded)
         self.assertEqual('/tmp/bitstream.bin',
                          driver.loaded_bitstream(second))
@@ -436,7 +437,7 @@ class TestProgramming(FakeDriverTestCase):
 
         outcome = driver.program(second, '/tmp/bitstream.bin')
 
-        self.assertIs(driver_base.ProgramResult.INVALID_DEPLOYABLE,
+        self.assertIs(vocabulary.ProgramResult.INVALID_DEPLOYABLE,
                       outcome.code)
         self.assertIn('no simulated FPGA has control path 0000:11:00.0',
                       outcome.message)

@@ -12,10 +12,11 @@ from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers import fake
 from cyborg.agent.drivers import fake_inventory
 from cyborg.agent.drivers import fake_fpga
+from cyborg.common import vocabulary
 from cyborg.tests.unit.agent.drivers import test_fake
 
 FLEET = pathlib.Path(fake.__file__).parents[2] / 'aio' / 'fleet.yaml'
-Result = driver_base.ProgramResult
+Result = vocabulary.ProgramResult
 FUNCTION = 'a1b2c3d4-0000-4000-8000-00000000f00d'
 FUNCTION_TRAIT = 'CUSTOM_FPGA_FUNCTION_ID_A1B2C3D400004000800000000000F00D'
 # A bitstream's topology: 2 PFs with a VF each.

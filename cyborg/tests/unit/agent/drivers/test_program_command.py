@@ -10,6 +10,7 @@ import time
 
 import fixtures
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers.fpga import intel
@@ -19,7 +20,7 @@ from cyborg.agent.drivers.pci import generic
 from cyborg.tests import base
 from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
 
-Result = driver_base.ProgramResult
+Result = vocabulary.ProgramResult
 
 # The stand-in: appends its arguments (a JSON list) to <itself>.arguments,
 # then does what <itself>.json says: sleep seconds, print to stdout and

@@ -6,7 +6,7 @@ import webob
 
 from cyborg.api import app
 from cyborg.api.schemas import routes as api_routes
-from cyborg.metrics import api as api_metrics
+from cyborg.api import metrics as api_metrics
 from cyborg import policies
 from cyborg.tests import base
 from cyborg.tests.unit.api import real_app

@@ -9,7 +9,7 @@ periodic report.
 
 import prometheus_client
 
-from cyborg.agent.drivers import base as drivers_base
+from cyborg.common import vocabulary
 from cyborg import metrics
 
 REGISTRY = metrics.process_registry()
@@ -51,7 +51,7 @@ def count_prepared(answer):
 def count_programmed(answer):
     """Count a program answer by its result code's name."""
     try:
-        result = drivers_base.ProgramResult(answer['code']).name
+        result = vocabulary.ProgramResult(answer['code']).name
     except (KeyError, TypeError, ValueError):
         result = 'unknown'
     PROGRAMMING.labels(result).inc()

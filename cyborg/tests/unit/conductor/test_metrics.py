@@ -9,14 +9,14 @@ import prometheus_client
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
+from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import metrics
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
-from cyborg.metrics import conductor as conductor_metrics
-from cyborg.objects import fields
+from cyborg.conductor import metrics as conductor_metrics
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import messaging
@@ -27,7 +27,7 @@ from cyborg.tests.unit.db import records
 from cyborg.tests.unit.metrics import scraping
 
 HOST = cases.HOST
-BOUND = fields.ARQState.BOUND
+BOUND = vocabulary.ARQState.BOUND
 BIND_COUNT = 'cyborg_conductor_bind_duration_seconds_count'
 REPORT_COUNT = 'cyborg_conductor_inventory_report_duration_seconds_count'
 RPC_ERRORS = 'cyborg_conductor_rpc_errors_total'
@@ -56,14 +56,14 @@ class TestBindMetrics(cases.BindingTestsBase, base.TestCase):
         arq_uuid = self.make_arq(self.providers[0])
         started = scraping.scrape(exporter.port)
         self.assertEqual(1, started.value(
-            'cyborg_arqs', state=fields.ARQState.BIND_STARTED))
+            'cyborg_arqs', state=vocabulary.ARQState.BIND_STARTED))
 
         self.assertEqual({arq_uuid: BOUND}, self.binder.bind([arq_uuid]))
 
         after = scraping.scrape(exporter.port)
         self.assertEqual(1, after.value('cyborg_arqs', state=BOUND))
         self.assertEqual(0, after.value('cyborg_arqs',
-                                        state=fields.ARQState.BIND_STARTED))
+                                        state=vocabulary.ARQState.BIND_STARTED))
         self.assertEqual(1, after.value(BIND_COUNT, state=BOUND)
                          - before.value(BIND_COUNT, state=BOUND))
         self.assertEqual(1, after.value('cyborg_attach_handles_in_use',

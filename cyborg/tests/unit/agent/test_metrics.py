@@ -17,7 +17,7 @@ from cyborg.agent import manager as agent_manager
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.agent.drivers import fake
 from cyborg.conductor import rpcapi as conductor_rpcapi
-from cyborg.metrics import agent as agent_metrics
+from cyborg.agent import metrics as agent_metrics
 from cyborg.tests import base
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.unit.agent import test_report

@@ -1,0 +1,96 @@
+"""The wire and flavor vocabulary: the words cyborg, Nova and the drivers share.
+
+The states of an accelerator request with their named sets, the statuses
+and types of a device and of an attach handle, the result codes of a
+programming, the request group keys that ask for one and the names of PCI
+vendors in traits. Every layer reads them here; the database builds its
+CHECK constraints and the versioned objects their enumerated fields from
+these classes.
+"""
+
+import enum
+
+
+class DeviceType:
+    """Kinds of accelerator a device may be."""
+
+    ALL = ('GPU', 'FPGA', 'AICHIP', 'QAT', 'NIC', 'SSD')
+
+
+class DeviceStatus:
+    """Whether a device's accelerators may be allocated.
+
+    A device in ``maintaining`` (disabled) has its whole inventory reserved
+    in Placement and takes no new bind.
+    """
+
+    ENABLED = 'enabled'
+    MAINTAINING = 'maintaining'
+    ALL = (ENABLED, MAINTAINING)
+
+
+class AttachHandleType:
+    """How Nova attaches a handle: PCI function, mediated device, or fake PCI."""
+
+    PCI = 'PCI'
+    MDEV = 'MDEV'
+    TEST_PCI = 'TEST_PCI'
+    ALL = (PCI, MDEV, TEST_PCI)
+
+
+class ARQState:
+    """States of an accelerator request (see the bind/unbind state table)."""
+
+    INITIAL = 'Initial'
+    BIND_STARTED = 'BindStarted'
+    BOUND = 'Bound'
+    BIND_FAILED = 'BindFailed'
+    UNBOUND = 'Unbound'
+    UNBIND_FAILED = 'UnbindFailed'
+    DELETING = 'Deleting'
+    ALL = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED, UNBOUND, UNBIND_FAILED,
+           DELETING)
+
+    # The named sets of states; nothing else spells them.
+    # A bind may start from these.
+    BIND_FROM = (INITIAL, UNBOUND)
+    # An unbind may start from these.
+    UNBIND_FROM = (INITIAL, BIND_STARTED, BOUND, BIND_FAILED)
+    # An ARQ in these holds its deployable and attach handle (and its
+    # instance counts as having ARQs bound).
+    HOLDING = (BIND_STARTED, BOUND)
+    # An instance whose ARQs are all outside these is resolved
+    # (``GET /v2/accelerator_requests?bind_state=resolved`` answers).
+    UNRESOLVED = (INITIAL, BIND_STARTED, UNBOUND, UNBIND_FAILED)
+
+
+class ProgramResult(enum.IntEnum):
+    """The result codes of programming an FPGA.
+
+    The agent answers a programming request with the integer, as the
+    programming service's ``int program_fpga_with_bitstream(deployable_uuid,
+    bitstream_uuid)`` does.
+    """
+
+    SUCCESS = 0
+    # Failed with an unknown error: the tool failed, timed out, is missing.
+    FAILED = 1
+    # The target FPGA or region is not found (or cannot be programmed).
+    INVALID_DEPLOYABLE = 2
+    # The bitstream cannot be used: no such file, or it does not fit.
+    INVALID_BITSTREAM = 3
+    # The name used before these codes: the same member as FAILED.
+    FAILURE = 1
+
+
+# Request group keys (device profiles) that ask for an FPGA to be programmed
+# when an ARQ is bound (cyborg.conductor.bind_programming resolves them).
+PROGRAMMING_KEYS = ('accel:bitstream_id', 'accel:function_id')
+
+# Names used in vendor traits (CUSTOM_FPGA_INTEL, CUSTOM_PCI_NVIDIA), by
+# PCI vendor id; other vendors are named by their id.
+VENDOR_NAMES = {
+    0x8086: 'INTEL', 0x10ee: 'XILINX', 0x10de: 'NVIDIA', 0x1bd4: 'INSPUR',
+    0x15b3: 'MELLANOX', 0x1002: 'AMD', 0x19e5: 'HUAWEI', 0x1af4: 'REDHAT',
+    0xabcd: 'FAKE',
+}
