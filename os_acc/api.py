@@ -119,16 +119,10 @@ def initialize(timeout=INITIALIZE_TIMEOUT):
             status = conductor.host_status(context, host, wait=wait,
                                            timeout=max(1, remaining))
         except Exception as error:
-            translated = _translated(error)
-            if not isinstance(translated, exception.CyborgUnavailable):
-                raise translated from error
-            if isinstance(error, oslo_messaging.RPCVersionCapError) or \
-                    _is_older_conductor(error):
-                # Asking again changes nothing.
-                reason = str(translated)
+            reason, final, refused = _unanswered(error)
+            if final:
                 break
-            reason = 'cyborg-conductor did not answer: %s' % translated
-            if not isinstance(error, oslo_messaging.MessagingTimeout):
+            if refused:
                 # Refused at once (no conductor listening, no bus): the
                 # call did not wait, so this does, a little.
                 time.sleep(min(delay, max(0, deadline - time.monotonic())))
@@ -145,6 +139,23 @@ def initialize(timeout=INITIALIZE_TIMEOUT):
                 host, timeout, context.request_id, reason)
     raise exception.CyborgAgentUnavailable(host, reason)
 
+
+def _unanswered(error):
+    """What a failed status call means to ``initialize``: ``(reason,
+    final, refused)``, ``final`` when asking again changes nothing (a
+    conductor too old, or a version cap), ``refused`` when the call failed
+    at once rather than timing out.
+
+    :raises: the translated ``error`` when it is not an unavailability
+    """
+    translated = _translated(error)
+    if not isinstance(translated, exception.CyborgUnavailable):
+        raise translated from error
+    if isinstance(error, oslo_messaging.RPCVersionCapError) or \
+            _is_older_conductor(error):
+        return str(translated), True, False
+    return ('cyborg-conductor did not answer: %s' % translated, False,
+            not isinstance(error, oslo_messaging.MessagingTimeout))
 
 def plug(instance_info, selected_rp, flavor_extra_specs):
     """Attach the accelerators the flavor asks for, on the selected

@@ -225,6 +225,22 @@ def list_rows(context, filters=None, attributes=None, limit=None,
         sort_key in DEVICE_COLUMNS
         or bool(DEVICE_COLUMNS.keys() & set(filters or ())),
         tree_uuids, nested_attributes)
+    query = _narrowed(query, attributes, programmed)
+    query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
+                      marker, sort_key, sort_dir)
+    deployables = rows.read(context, query, plain=plain)
+    if not deployables:
+        return []
+    fields = rows.fields_of(deployables)
+    results = _with_attributes_lists(context, deployables, fields,
+                                     nested_attributes)
+    return lean.Page(results, fields) if plain else results
+
+
+def _narrowed(query, attributes, programmed):
+    """``query`` keeping the deployables with every (key, value) of
+    ``attributes`` and, unless ``programmed`` is None, with (True) or
+    without (False) a ``bitstream_id``."""
     for key, value in attributes or ():
         if not (rows.storable(key) and rows.storable(value)):
             query = query.where(sa.false())
@@ -235,12 +251,13 @@ def list_rows(context, filters=None, attributes=None, limit=None,
     if programmed is not None:
         query = query.where(Deployable.bitstream_id.is_not(None) if programmed
                             else Deployable.bitstream_id.is_(None))
-    query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
-                      marker, sort_key, sort_dir)
-    deployables = rows.read(context, query, plain=plain)
-    if not deployables:
-        return []
-    fields = rows.fields_of(deployables)
+    return query
+
+
+def _with_attributes_lists(context, deployables, fields, nested_attributes):
+    """``(row, attributes_list)`` of each row of ``deployables``: the stored
+    flat list, or with ``nested_attributes`` the nested one of the rows
+    that have nested attributes (one more statement, only for those)."""
     text_at = fields.index('attributes_text')
     results = [(deployable, deployable[text_at] or '[]')
                for deployable in deployables]
@@ -251,7 +268,7 @@ def list_rows(context, filters=None, attributes=None, limit=None,
             if deployable[nested_at]])
         results = [(deployable, trees.get(deployable[0], text))
                    for deployable, text in results]
-    return lean.Page(results, fields) if plain else results
+    return results
 
 
 def _nested_lists(context, deployable_ids):

@@ -130,15 +130,26 @@ def read(connection, query, plain=False):
     if shape.make_rows is None:
         rows = connection.execute(query).all()
         return Page(rows, shape.fields) if plain else rows
+    data = _fetch(connection, compiled.string,
+                  _parameters(dialect, compiled, extracted, collected),
+                  cache_hit)
+    return Page(data, shape.fields) if plain else shape.make_rows(data)
+
+
+def _parameters(dialect, compiled, extracted, collected):
+    """The DB-API parameters of one run of ``compiled``."""
     values = compiled.construct_params(
         extracted_parameters=extracted, escape_names=False,
         _collected_params=collected)
     if compiled.positional:
-        parameters = dialect.execute_sequence_format(
+        return dialect.execute_sequence_format(
             [values[name] for name in compiled.positiontup])
-    else:
-        parameters = values
-    statement = compiled.string
+    return values
+
+
+def _fetch(connection, statement, parameters, cache_hit):
+    """Every row the DB-API cursor gives for ``statement``, with the
+    engine's cursor events run around it as SQLAlchemy runs them."""
     cursor = connection.connection.cursor()
     context = None
     try:
@@ -162,4 +173,4 @@ def read(connection, query, plain=False):
         # error (a dead connection's) swallowed: raises.
         connection._handle_dbapi_exception(error, statement, parameters,
                                            cursor, None)
-    return Page(data, shape.fields) if plain else shape.make_rows(data)
+    return data

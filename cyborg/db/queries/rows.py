@@ -231,18 +231,7 @@ def page(context, model, query, columns, filters=None, limit=None,
     :raises: cyborg.exception.InvalidParameterValue on an unknown filter,
         sort key, sort direction or marker.
     """
-    for name, value in (filters or {}).items():
-        column = _column(columns, name, 'filter')
-        if isinstance(value, (list, tuple, set, frozenset)):
-            query = query.where(column.in_(
-                [member for member in value if storable(member)]))
-        elif not storable(value):
-            query = query.where(sa.false())
-        elif value is None:
-            query = query.where(column.is_(None))
-        else:
-            query = query.where(column == value)
-
+    query = _filtered(query, columns, filters)
     if sort_dir not in SORT_DIRECTIONS:
         raise exception.InvalidParameterValue(
             err='Invalid sort direction %s; expected asc or desc' % sort_dir)
@@ -254,7 +243,32 @@ def page(context, model, query, columns, filters=None, limit=None,
     if marker is not None:
         query = query.where(_after_marker(
             context, model, query, sort_column, sort_dir, nullable, marker))
+    query = query.order_by(*_order(model, sort_column, sort_key, sort_dir,
+                                   nullable))
+    if limit is not None:
+        query = query.limit(limit)
+    return query
 
+
+def _filtered(query, columns, filters):
+    """``query`` with the exact-match ``filters`` of ``page``."""
+    for name, value in (filters or {}).items():
+        column = _column(columns, name, 'filter')
+        if isinstance(value, (list, tuple, set, frozenset)):
+            query = query.where(column.in_(
+                [member for member in value if storable(member)]))
+        elif not storable(value):
+            query = query.where(sa.false())
+        elif value is None:
+            query = query.where(column.is_(None))
+        else:
+            query = query.where(column == value)
+    return query
+
+
+def _order(model, sort_column, sort_key, sort_dir, nullable):
+    """The ORDER BY of ``page``: NULLs first, the sort column compared the
+    same on every backend, then ``id`` to make the order total."""
     order = []
     if nullable:
         # 0 for NULL, 1 otherwise: portable "NULLS FIRST" (MySQL has no syntax).
@@ -263,10 +277,7 @@ def page(context, model, query, columns, filters=None, limit=None,
     if sort_key != 'id':
         order.append(model.id)
     direction = sa.asc if sort_dir == 'asc' else sa.desc
-    query = query.order_by(*(direction(item) for item in order))
-    if limit is not None:
-        query = query.limit(limit)
-    return query
+    return [direction(item) for item in order]
 
 
 def _column(columns, name, purpose):
