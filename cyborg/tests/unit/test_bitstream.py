@@ -77,7 +77,7 @@ class BitstreamTestCase(base.TestCase):
 
 class TestKeys(BitstreamTestCase):
 
-    def test_the_key_table_is_seed_002s(self):
+    def test_the_key_table_is_the_standards(self):
         self.assertEqual(REQUIRED + NULLABLE,
                          tuple(sorted((key.name for key in bitstream.KEYS),
                                       key=lambda name: name in NULLABLE)))
