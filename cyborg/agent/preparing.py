@@ -1,35 +1,13 @@
 """The agent's side of a bind and of its undoing: ``prepare_arqs`` and
 ``release_arqs`` (``AgentManager``'s endpoints hand off to ``Preparer``).
 
-A bind names, per ARQ, the attach handle the conductor chose, and maybe a
-bitstream to load first (``bitstream_id``, resolved by
-``cyborg.conductor.bind_programming``). The handle is looked up in the
-inventory of the agent's last report (``DeployableCache``), the bitstream
-downloaded as a programming request downloads it
-(``cyborg.agent.programming.downloaded``: size bounded, hash verified, a
-private temporary file removed afterwards), and the driver's one hook,
-``Driver.prepare``, does the rest: it programs when handed a bitstream and
-makes the handle ready. Every failure becomes the ARQ's reason.
-
-The ARQs of one deployable that is programmed are prepared one after the
-other, the one carrying the bitstream first: the others get their handles
-only once the region holds it, found again in the inventory discovered
-after programming (a bitstream may change a region's functions). Other
-ARQs are prepared in parallel.
-
-A release (unbind, delete) has the driver give back what ``prepare`` made
-(``Driver.release``). Each ARQ's holding of a handle is named by a *hold*:
-the ARQ and when it took the handle, as the conductor recorded them. The
-agent remembers, per handle, the last hold it prepared or released
-(``Holds``), so that a release arriving late, after a newer bind of the
-handle was prepared, is ignored, and a prepare arriving after its own
-bind's release is refused. Prepare and release of one handle take turns.
-
-The conductor asks again when a call or its answer was lost (a broker
-restart) or an ARQ was still being prepared when the call had to be
-answered (``pending`` in its answer). A prepare of a hold prepared already
-answers what that preparation ended in, without the driver (nor a download
-or programming); one still running is waited for, in the handle's turn.
+For each ARQ it finds the named attach handle in the inventory of the last
+report, downloads the bitstream to load first if any (as a program call
+does) and calls the driver's ``prepare`` or ``release``, the ARQs of a
+region being programmed one after the other, the one carrying the
+bitstream first. ``Holds`` remembers per handle the last hold prepared or
+released, so that a repeated prepare is answered from what was done and a
+late release never undoes the prepare of a newer bind.
 """
 
 import collections

@@ -1,27 +1,16 @@
-"""ARQ workflows of the conductor: create, record binds, unbind, delete.
+"""ARQ workflows of the conductor: create, record a bind, unbind, delete.
 
-Each workflow is one write transaction whose number of SQL statements does
-not depend on how many ARQs it touches (``cyborg.db.queries.arqs``). State
-changes are compare-and-set: an UPDATE guarded by the states the change is
-allowed from (``fields.ARQState``'s sets), whose row count is checked, so that a
-bind, an unbind or the binder finishing concurrently cannot both win.
-
-A bind is recorded here (BindStarted with host, provider and instance)
-and, in the same transaction, claimed by the conductor's binder (leased
-to it, each ARQ given a free attach handle: ``Binder.claim_recorded``);
-``cyborg.conductor.binder.Binder`` finishes it after the commit, starting
-with the agent call. An unbind or a delete frees the attach handles in
-its transaction and, after the commit, has the agents give back what they
-prepared for them (``cyborg.conductor.releasing``).
-
-Callers other than admins and the service role see and change only their
-own project's ARQs; the others look missing (404). Those ownership
-rules are ``cyborg.policies.arq``'s, and a binding is checked by
-``cyborg.objects.arq_binding``, the validator the API uses too.
+Each is one write transaction whose number of SQL statements does not
+depend on how many ARQs it touches, and whose state changes are
+compare-and-set UPDATEs guarded by the states ``fields.ARQState`` allows
+them from, their row counts checked. Callers other than admins and the
+service role act only on their own project's ARQs
+(``cyborg.policies.arq``); the others look missing (404).
 """
 
 import collections
 import logging
+import typing
 
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -167,16 +156,24 @@ def _check_uuids(arq_uuids):
     return list(dict.fromkeys(arq_uuids))
 
 
-def bind(context, binder, bindings):
-    """Record ``bindings`` as BindStarted and claim them in one transaction,
-    then hand them to ``binder``.
+class Recorded(typing.NamedTuple):
+    """A bind ``record_bind`` recorded: its ARQ uuids (sorted) and what the
+    recording transaction claimed (a ``bind_transactions.Claimed``, or None
+    when it claimed nothing)."""
+
+    arq_uuids: list
+    claimed: object = None
+
+
+def record_bind(context, bindings, *, lease=None, claim=None):
+    """Record ``bindings`` as BindStarted in one transaction; return Recorded.
 
     ``bindings`` maps each ARQ uuid to a dict of ``hostname``,
     ``device_rp_uuid``, ``instance_uuid`` and optionally ``project_id``
-    (admins only). The transaction that records the bind also claims it
-    for ``binder`` (``Binder.claim_recorded``), so that the binder's first
-    step after the commit is the agent call: one transaction fewer between
-    the PATCH and Bound.
+    (admins only). With ``lease`` (a ``bind_transactions.Lease``) the ARQs
+    are leased to its owner in the same statement; with ``claim`` too (the
+    binder's ``claim_for_recording``) the same transaction claims them, so
+    that the binder's first step after the commit is the agent call.
 
     :raises: Invalid (400) for a malformed binding or an instance that has
         other ARQs bound already; PolicyNotAuthorized (403) for a project_id
@@ -186,19 +183,19 @@ def bind(context, binder, bindings):
     """
     bindings = _check_bindings(context, bindings)
     try:
-        claimed = _record_binds(context, bindings, binder)
+        claimed = _record_binds(context, bindings, lease, claim)
     except bind_transactions.AttachHandleRace:
         # Another binder took a handle between the claim's locking read and
         # its compare-and-set, and the whole transaction was rolled back:
         # record the bind alone; the binder claims it again.
         LOG.debug('Attach handles of ARQs %s were taken meanwhile; the '
                   'bind is recorded without its claim', sorted(bindings))
-        claimed = _record_binds(context, bindings, None)
+        claimed = _record_binds(context, bindings, None, None)
     LOG.info('Binds recorded: %s', ', '.join(
         '%s to instance %s on %s' % (uuid, binding['instance_uuid'],
                                      binding['hostname'])
         for uuid, binding in sorted(bindings.items())))
-    binder.submit(sorted(bindings), claimed)
+    return Recorded(sorted(bindings), claimed)
 
 
 def _check_bindings(context, bindings):
@@ -214,11 +211,10 @@ def _check_bindings(context, bindings):
 
 
 @db_api.writer
-def _record_binds(context, bindings, binder):
-    """Record the bind; with ``binder``, lease it to that binder
-    (``binder.lease``, in the same statement) and claim it in the same
-    transaction, returning the claim (a ``Claimed``, or None when
-    ``binder`` claims nothing); without, return None."""
+def _record_binds(context, bindings, lease, claim):
+    """Record the bind, leased under ``lease`` when given, and run
+    ``claim`` (when given, with ``lease``) in the same transaction; return
+    its claim, or None."""
     found = _locked(context, list(bindings))
     _check_states(found, STATES.BIND_FROM, 'bind')
     instances = {binding['instance_uuid'] for binding in bindings.values()}
@@ -234,15 +230,15 @@ def _record_binds(context, bindings, binder):
     now = timeutils.utcnow()
     changed = arq_queries.start_binds(
         context, by_id, STATES.BIND_FROM, now,
-        lease=None if binder is None else binder.lease(now))
+        lease=None if lease is None else lease.taken_at(now))
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(
             'ARQs %s changed state during the bind; nothing was bound.'
             % ', '.join(sorted(bindings)))
-    if binder is None:
+    if lease is None or claim is None:
         return None
-    return binder.claim_recorded(context, sorted(bindings), now)
+    return claim(context, sorted(bindings), now=now)
 
 
 def unbind(context, arq_uuids, releaser=None):

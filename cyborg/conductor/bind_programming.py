@@ -1,31 +1,11 @@
 """Programming an FPGA region as part of a bind (and so of an os-acc plug).
 
-An ARQ whose device profile group names ``accel:bitstream_id`` (a Glance
-image id) or ``accel:function_id`` (a function uuid) has its region
-programmed before it becomes Bound, through the bind's one agent call:
-
-1. ``bind_transactions.claim`` sets such ARQs aside (``Pending``, with the
-   facts of their region) instead of giving them a handle;
-2. ``resolve`` asks Glance, with the conductor's own credentials, which
-   image each (request, region) of the batch means, once per image id or
-   function id and once per region: ``accel:bitstream_id`` must be a
-   bitstream following the metadata standard that fits the region
-   (``cyborg.bitstream``); ``accel:function_id`` must be provided by
-   exactly one FPGA image that fits. Otherwise the ARQ fails with the reason (``Target.reason``);
-3. ``claim`` runs again for those ARQs with the answers (``Resolved``):
-   ``choose`` keeps, per region, the image of its first ARQ (an ARQ of the
-   batch wanting another one fails), skips programming when the region
-   holds that image already (its ``bitstream_id``), and ``reserve`` takes
-   the region's programming lock (``db.queries.deployables``) unless an
-   ARQ of another bind holds the region, which fails them. The lock keeps
-   program requests and other binds off the region until ``finish``;
-4. the first ARQ of each region carries the image to its agent
-   (``Work.bitstream_id``), whose driver loads it in ``Driver.prepare``;
-5. ``finish`` records the image as the region's ``bitstream_id`` when that
-   ARQ was prepared, else records it unknown (None), and frees the lock
-   (``outcomes``).
-
-Everything here is within the bind's ``[conductor] bind_timeout``.
+An ARQ whose profile group names ``accel:bitstream_id`` or
+``accel:function_id`` is set aside by the first claim; ``resolve`` asks
+Glance which image each request means on each region, and the second
+claim keeps one image per region (``choose``) and takes the region's
+programming lock unless another bind holds it (``refused_regions``).
+``outcomes`` says what each region holds once the agents have answered.
 """
 
 import dataclasses
@@ -367,10 +347,11 @@ def lock_expiry(programs):
 
 
 def outcomes(work, prepared):
-    """``{deployable id: image id or None}`` for ``finish``: the image of
-    each region programmed in the batch when its agent prepared the ARQ
-    carrying it (its uuid in ``prepared``), else None (unknown). The
-    agent's answer decides, whether or not ``finish`` still applies it to
+    """``{deployable id: image id or None}`` for
+    ``bind_finishing.record_outcomes``: the image of each region programmed
+    in the batch when its agent prepared the ARQ carrying it (its uuid in
+    ``prepared``), else None (unknown). The agent's answer decides, whether
+    or not ``record_outcomes`` still applies it to
     the ARQ (unbound meanwhile): the region holds the image either way."""
     return {item.deployable_id: (item.bitstream_id
                                  if item.uuid in prepared else None)

@@ -1,33 +1,22 @@
-"""The two transactions of a bind batch: ``claim`` and ``finish``.
+"""The claim of a bind batch: lease the ARQs, check them, take handles.
 
-``cyborg.conductor.binder`` runs them around the agent call of a batch (its
-module docstring tells the whole bind path). Each is one database
-transaction of a fixed number of statements, whatever the number of ARQs:
-
-* ``claim`` leases the ARQs to a binder, loads them with their deployable
-  and device, fails those that cannot be bound and gives each of the others
-  a free attach handle of its deployable (``Work`` for the agent, a FAILED
-  ``Decision`` for the rest). ARQs asking for their region to be
-  programmed are set aside, and claimed again once Glance has said which
-  image they need (``cyborg.conductor.bind_programming``);
-* ``finish`` applies the ``Decision`` of each ARQ if it still can (a
-  failure's reason becomes the ARQ's ``state_reason``), records what the
-  batch loaded into regions and collects the server external events Nova
-  is owed (``Events``).
-
-The durations they need (how long a bind may take, how long a lease
-lasts) are handed in by the binder, from its settings.
+``claim`` is one transaction of a fixed number of statements, whatever the
+number of ARQs: it hands back ``Work`` for the agent and a FAILED
+``Decision`` for each ARQ that cannot be bound, and sets aside those that
+ask for programming until Glance has been asked
+(``cyborg.conductor.bind_programming``). ``Outcome`` names how a bind ends.
 """
 
 import collections
 import dataclasses
 import datetime
+import enum
 import json
 import logging
+import typing
 
 import os_traits
 
-from cyborg.clients import nova as nova_client
 from cyborg.conductor import bind_programming
 from cyborg.conductor import releasing
 from cyborg.db import api as db_api
@@ -38,16 +27,21 @@ from cyborg.objects import fields
 
 LOG = logging.getLogger(__name__)
 
-BOUND = fields.ARQState.BOUND
-BIND_FAILED = fields.ARQState.BIND_FAILED
-BIND_STARTED = fields.ARQState.BIND_STARTED
 DISABLED_DEVICE_STATUS = fields.DeviceStatus.MAINTAINING
 
-# Outcomes of an ARQ's bind, decided before the finishing transaction.
-PREPARED = 'prepared'
-FAILED = 'failed'
-RETRY = 'retry'
-# The finishing transaction accepts whatever attach handle the ARQ holds.
+
+
+class Outcome(str, enum.Enum):
+    """How the bind of an ARQ ends, decided before the transaction that
+    records it (``cyborg.conductor.bind_finishing``)."""
+
+    PREPARED = 'prepared'
+    FAILED = 'failed'
+    # Neither: the binder lets go of the ARQ, and a sweep takes it over.
+    RETRY = 'retry'
+
+
+# The writer that ends a bind accepts whatever attach handle the ARQ holds.
 ANY_HANDLE = object()
 
 
@@ -93,11 +87,23 @@ class Work:
         """Its Decision from the answers (by uuid) of the agent of ``host``."""
         answer = (answers or {}).get(self.uuid)
         if answer is None:
-            return self.decided(FAILED, 'the agent of %s did not answer for '
-                                'this ARQ' % host)
+            return self.decided(Outcome.FAILED, 'the agent of %s did not '
+                                'answer for this ARQ' % host)
         if answer.get('prepared'):
-            return self.decided(PREPARED)
-        return self.decided(FAILED, answer.get('reason'))
+            return self.decided(Outcome.PREPARED)
+        return self.decided(Outcome.FAILED, answer.get('reason'))
+
+
+class Lease(typing.NamedTuple):
+    """A binder's lease terms: its ``owner`` name and how long a lease
+    lasts (``duration``, a timedelta)."""
+
+    owner: str
+    duration: datetime.timedelta
+
+    def taken_at(self, now):
+        """``(owner, expires_at)`` of a lease taken at ``now``."""
+        return self.owner, now + self.duration
 
 
 class AttachHandleRace(Exception):
@@ -106,7 +112,8 @@ class AttachHandleRace(Exception):
 
 @dataclasses.dataclass
 class Decision:
-    """How the bind of one ARQ ends, for ``finish`` to apply if it still can.
+    """How the bind of one ARQ ends, for a writer of ``bind_finishing`` to
+    apply if it still can.
 
     ``started_at`` is when the bind was recorded (the ARQ's ``updated_at``
     while it is in BindStarted): it tells this bind from a later one of the
@@ -116,24 +123,10 @@ class Decision:
     arq_id: int
     uuid: str
     instance_uuid: str
-    outcome: str
+    outcome: Outcome
     attach_handle_id: object = ANY_HANDLE
     reason: str = None
     started_at: datetime.datetime = None
-
-
-class Events(list):
-    """The server external events ``finish`` collected, and the lease
-    (``owner``, ``lease_expires_at``) they were recorded as being sent
-    under. ``recorded`` holds the tags (ARQ uuids) of those recorded as
-    owed: without [nova] the binds ended by ``finish`` owe none, and their
-    events are only there to be logged as not sent."""
-
-    def __init__(self, owner, lease_expires_at):
-        super().__init__()
-        self.owner = owner
-        self.lease_expires_at = lease_expires_at
-        self.recorded = set()
 
 
 def bind_started_at(row):
@@ -143,8 +136,8 @@ def bind_started_at(row):
 
 def failed(row, reason):
     """A FAILED Decision for an ARQ row, whatever handle it holds."""
-    return Decision(row['id'], row['uuid'], row['instance_uuid'], FAILED,
-                    ANY_HANDLE, reason, bind_started_at(row))
+    return Decision(row['id'], row['uuid'], row['instance_uuid'],
+                    Outcome.FAILED, ANY_HANDLE, reason, bind_started_at(row))
 
 
 def _request_group(row):
@@ -182,8 +175,8 @@ class Claimed:
 
     def retry(self, row, reason):
         self.decisions.append(Decision(
-            row['id'], row['uuid'], row['instance_uuid'], RETRY, ANY_HANDLE,
-            reason, bind_started_at(row)))
+            row['id'], row['uuid'], row['instance_uuid'], Outcome.RETRY,
+            ANY_HANDLE, reason, bind_started_at(row)))
 
     def drop(self, row, item):
         """Take ``item`` (of ``row``) back out of ``work`` or ``waiting``."""
@@ -194,7 +187,7 @@ class Claimed:
 
 
 @db_api.writer
-def claim(context, arq_uuids, owner, now, bind_timeout, lease,
+def claim(context, arq_uuids, owner, now, bind_timeout, lease, *,
           resolved=None, leased=False):
     """Lease the ARQs and give each a free attach handle, in one transaction.
 
@@ -206,7 +199,7 @@ def claim(context, arq_uuids, owner, now, bind_timeout, lease,
     ``bind_programming.Resolved``, for those ARQs) they are claimed, their
     regions locked for programming (``bind_programming``). With ``leased``
     the caller's transaction has leased them to ``owner`` already (as it
-    recorded them: ``arqs.bind``).
+    recorded them: ``arqs.record_bind``).
 
     Returns a Claimed. ARQs that another binder holds, or that left
     BindStarted, are in none of its lists.
@@ -433,147 +426,3 @@ def _assign_free_handles(context, claimed, now):
     if taken != len(assignments):
         raise AttachHandleRace()
     return assignments
-
-
-# -- finish -------------------------------------------------------------------
-
-@dataclasses.dataclass
-class _Applied:
-    """What applying the decisions changes: ``ended`` (``{arq_uuid:
-    state}``), the ARQ ids to set Bound or BindFailed, the handles to free
-    and the uuids whose lease this binder gives up."""
-
-    ended: dict = dataclasses.field(default_factory=dict)
-    released: list = dataclasses.field(default_factory=list)
-    bound_ids: list = dataclasses.field(default_factory=list)
-    failed_ids: list = dataclasses.field(default_factory=list)
-    failed_reasons: dict = dataclasses.field(default_factory=dict)
-    freed_handles: list = dataclasses.field(default_factory=list)
-
-
-@db_api.writer
-def finish(context, decisions, owner, now, lease, instance_uuids=(),
-           programmed=None, events_owed=True):
-    """Apply ``decisions`` and collect the events Nova is owed, in one transaction.
-
-    A decision applies to an ARQ still in the bind it was made for (still
-    in BindStarted, recorded at the decision's ``started_at``), leased to
-    ``owner`` (any binder when None) and holding the attach handle the
-    decision names. PREPARED ARQs become Bound, FAILED ones BindFailed and
-    free their handle; RETRY ones, and ARQs the decision no longer applies
-    to, lose this binder's lease, except an ARQ that is in a later bind
-    (unbound and bound again meanwhile): that bind is not this decision's.
-    Every ARQ of the instances concerned is locked, so the events of an
-    instance are collected once, by the transaction that ends its last
-    bind. ``lease`` (a timedelta) is how long the events are leased to
-    their sender. ``programmed`` (``bind_programming.outcomes``) maps the
-    regions ``owner`` locked for programming to the image they now hold
-    (None: unknown); they are recorded and their locks freed. Without
-    ``events_owed`` (Nova is not configured: nobody to tell) the ARQs it
-    ends owe no event: theirs are returned, not recorded
-    (``Events.recorded``), for the binder to log as not sent.
-
-    Returns ``(ended, events)``: ``{arq_uuid: state}`` and the server
-    external events to send (``Events``, which also names their lease).
-    """
-    instances = set(instance_uuids)
-    instances.update(decision.instance_uuid for decision in decisions
-                     if decision.instance_uuid)
-    rows = {row['id']: dict(row) for row in queries.lock_arqs_of_instances(
-        context, [decision.arq_id for decision in decisions], instances)}
-    applied = _Applied()
-    for decision in decisions:
-        _apply(applied, decision, rows.get(decision.arq_id), owner)
-    # The events are leased to this sender (Binder._notify clears them once
-    # Nova has them): if it dies or Nova cannot be reached, a sweep sends
-    # them once the lease has run out.
-    events = Events(owner or 'sweep', now + lease)
-    told = _told(rows, applied.ended, now)
-    earlier = [row for row in told if row['uuid'] not in applied.ended]
-    leased = told if events_owed else earlier
-    _write(context, applied, owner, now, events,
-           [row['id'] for row in leased], events_owed)
-    if programmed:
-        deployable_queries.finish_bind_programming(context, programmed, owner)
-    # ARQs that ended before this transaction: their events are leased
-    # apart (those ended here were leased as they ended).
-    queries.lease_events(context, [row['id'] for row in earlier],
-                         events.owner, events.lease_expires_at)
-    events.recorded.update(row['uuid'] for row in leased)
-    events.extend(nova_client.arq_event(row['instance_uuid'], row['uuid'],
-                                        row['state'] == BOUND)
-                  for row in told)
-    return applied.ended, events
-
-
-def _apply(applied, decision, row, owner):
-    """Apply one decision to its locked ARQ ``row`` (None: deleted), in
-    memory; ``_write`` writes what ``applied`` gathered."""
-    binding = row is not None and row['state'] == BIND_STARTED
-    later_bind = (binding and decision.started_at is not None
-                  and bind_started_at(row) != decision.started_at)
-    applies = (
-        binding and not later_bind
-        and (owner is None or row['bind_owner'] == owner)
-        and (decision.attach_handle_id is ANY_HANDLE
-             or row['attach_handle_id'] == decision.attach_handle_id))
-    if later_bind:
-        LOG.debug('ARQ %s was bound again since this outcome was '
-                  'decided; it is left to its new bind', decision.uuid)
-        return
-    if not applies or decision.outcome == RETRY:
-        applied.released.append(decision.uuid)
-        if applies:
-            LOG.info('Bind of ARQ %s is tried again later: %s',
-                     decision.uuid, decision.reason)
-        return
-    if decision.outcome == PREPARED:
-        applied.bound_ids.append(row['id'])
-        row['state'] = BOUND
-        LOG.info('ARQ %s of instance %s is bound', row['uuid'],
-                 row['instance_uuid'])
-    else:
-        applied.failed_ids.append(row['id'])
-        applied.failed_reasons[row['id']] = decision.reason
-        if row['attach_handle_id'] is not None:
-            applied.freed_handles.append(row['attach_handle_id'])
-        row['state'] = BIND_FAILED
-        LOG.warning('Bind of ARQ %s of instance %s failed: %s',
-                    row['uuid'], row['instance_uuid'], decision.reason)
-    row['bind_event_pending'] = True
-    applied.ended[row['uuid']] = row['state']
-
-
-def _write(context, applied, owner, now, events, leased_ids, events_owed):
-    """End the binds, free the handles and give up the leases applied; the
-    ARQs ended whose ids are in ``leased_ids`` take the lease of
-    ``events``."""
-    event_lease = (events.owner, events.lease_expires_at, leased_ids)
-    queries.end_binds(context, applied.bound_ids, BOUND, now, False,
-                      event_lease=event_lease, events_owed=events_owed)
-    queries.end_binds(context, applied.failed_ids, BIND_FAILED, now, True,
-                      applied.failed_reasons, event_lease=event_lease,
-                      events_owed=events_owed)
-    attach_handles.free(context, applied.freed_handles, now)
-    if owner is not None:
-        queries.release_leases(context, applied.released, owner)
-
-
-def _told(rows, ended, now):
-    """The ARQ rows (by id) whose events Nova is to be told now: those of
-    the instances of ``rows`` none of whose ARQs is still binding, ended
-    here or earlier (still pending)."""
-    binding = {row['instance_uuid'] for row in rows.values()
-               if row['state'] == BIND_STARTED}
-    told = []
-    for row in rows.values():
-        if not row['instance_uuid'] or row['instance_uuid'] in binding:
-            continue
-        if row['uuid'] in ended:
-            told.append(row)
-        # An event another sender holds a live lease on is theirs to send.
-        elif row['bind_event_pending'] and (
-                row['bind_lease_expires_at'] is None
-                or row['bind_lease_expires_at'] <= now):
-            told.append(row)
-    return sorted(told, key=lambda row: row['id'])

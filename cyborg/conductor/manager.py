@@ -136,8 +136,12 @@ class ConductorManager:
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings):
-        """Record the bindings, hand them to the binder and return."""
-        arqs.bind(context, self.binder, bindings)
+        """Record the bindings, leased to the binder and claimed in the
+        same transaction, then hand them to the binder and return."""
+        recorded = arqs.record_bind(context, bindings,
+                                    lease=self.binder.lease,
+                                    claim=self.binder.claim_for_recording)
+        self.binder.submit(recorded.arq_uuids, recorded.claimed)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)
@@ -191,7 +195,6 @@ class ConductorManager:
 
     def stop_periodic_tasks(self):
         """Stop the binder; recorded work survives in the database."""
-        self.plugger.stop()
         self.binder.stop()
 
     def heartbeat(self, context):

@@ -1,32 +1,11 @@
-"""The conductor's side of os-acc: plug, unplug, host readiness.
+"""The conductor's side of os-acc: plug, unplug and host readiness.
 
-A compute node's ``os_acc`` library makes one RPC call per operation and
-these workflows do the rest on the paths the ARQ API uses:
-
-* ``Plugger.plug`` finds or creates the device profile (one named after
-  the flavor's accelerator groups when the flavor names none, see
-  ``implicit_profile_name``), creates the instance's ARQs and records their
-  bind (``cyborg.conductor.arqs``), then runs that bind in the calling
-  thread with the conductor's binder (``Binder.bind``), so the answer is
-  the bind's outcome: no waiting for a worker, no polling. The ARQs it
-  creates count against the project's quota as an API create's do
-  (``cyborg.conductor.quota``): the same limits, checked in the
-  transaction that creates them and once more after its commit, and the
-  same ``QuotaExceeded`` (403) leaving nothing behind. The ARQs are
-  recorded and leased to the binder in one transaction, so no sweep takes
-  them over meanwhile, and the leases are renewed while the agent works.
-  Everything is in the database: a second plug of the same instance to the
-  same provider answers from the Bound ARQs (or finishes a bind a dead
-  conductor left), with no second handle. A plug that fails deletes the
-  instance's ARQs, freeing what they held.
-* ``Plugger.unplug`` deletes the instance's ARQs (unbinding bound ones,
-  ``arqs.delete``) and answers how many attach handles were released.
-* ``host_status`` says whether a host's agent is up, has reported its
-  inventory and whether Placement is in step with it; the caller may wait
-  for this process to apply the host's next report (``HostReports``).
-
-Plugs of one instance take turns (``arq_queries.bound_to_instances``
-locks the instance from the first statement of a plug to its commit).
+A compute node's ``os_acc`` library makes one RPC call per operation:
+``Plugger.plug`` creates the instance's ARQs within the project's quota,
+records their bind and runs it with the conductor's binder in the calling
+thread, so that its answer is the bind's outcome; ``Plugger.unplug``
+deletes them. ``host_status`` says whether a host's agent is up, has
+reported and is published in Placement.
 """
 
 import collections
@@ -40,7 +19,6 @@ import sqlalchemy as sa
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import arqs
@@ -149,23 +127,6 @@ class _Start:
     deltas: dict = dataclasses.field(default_factory=dict)
 
 
-class _Recorder:
-    """Stands in for ``binder`` in ``arqs.bind``: has the ARQs leased to
-    it as they are recorded (no sweep takes them), claims nothing and
-    keeps the uuids it submits, which this plug binds itself after the
-    commit."""
-
-    def __init__(self, binder):
-        self.uuids = []
-        self.lease = binder.lease
-
-    def claim_recorded(self, context, arq_uuids, now):
-        return None
-
-    def submit(self, arq_uuids, claimed=None):
-        self.uuids = sorted(set(arq_uuids))
-
-
 class _CountingReleaser:
     """A Releaser that counts the handles it is asked to release."""
 
@@ -188,11 +149,6 @@ class Plugger:
         self.binder = binder
         self.releaser = releaser
         self.quotas = quotas
-        self._leases = _LeaseKeeper(binder)
-
-    def stop(self):
-        """Stop renewing leases (the binds under way are left to sweeps)."""
-        self._leases.stop()
 
     def plug(self, context, instance_uuid, hostname, rp_uuid,
              device_profile_name=None, groups=None):
@@ -212,32 +168,16 @@ class Plugger:
             instance's project past a limit (nothing is left then);
             QuotaLimitsUnavailable (503) when the limits cannot be read
         """
-        _check_uuid('instance_uuid', instance_uuid)
-        _check_uuid('device_rp_uuid', rp_uuid)
-        if not isinstance(hostname, str) or not hostname:
-            raise exception.Invalid(reason='hostname must be a host name, '
-                                           'not %r' % (hostname,))
-        if (device_profile_name is None) == (groups is None):
-            raise exception.Invalid(reason='give device_profile_name or '
-                                           'groups, not both or neither')
+        _check_plug(instance_uuid, hostname, rp_uuid, device_profile_name,
+                    groups)
         instance_uuid = instance_uuid.lower()
         # Read from Keystone before the transaction, not while it holds
         # locks (as an API create does).
         limits = self.quotas.limits_for(context.project_id) \
             if self.quotas else {}
-        for attempt in (1, 2):
-            name = device_profile_name or ensure_implicit_profile(context,
-                                                                  groups)
-            target = Target(hostname, rp_uuid.lower(), name)
-            try:
-                start = _start(context, self.binder, instance_uuid, target,
-                               limits)
-                break
-            except exception.ResourceNotFound:
-                # An implicit profile deleted since it was found (no ARQ
-                # used it): made again once.
-                if device_profile_name is not None or attempt == 2:
-                    raise
+        target, start = self._start(context, instance_uuid, hostname,
+                                    rp_uuid, device_profile_name, groups,
+                                    limits)
         if start.held:
             self._release(context, start.held)
         if start.busy:
@@ -261,6 +201,22 @@ class Plugger:
                     instance_uuid, rp_uuid, hostname, '; '.join(reasons))
         return {'failed': reasons}
 
+    def _start(self, context, instance_uuid, hostname, rp_uuid,
+               device_profile_name, groups, limits):
+        """The Target of the plug and its first transaction's _Start."""
+        for attempt in (1, 2):
+            name = device_profile_name or ensure_implicit_profile(context,
+                                                                  groups)
+            target = Target(hostname, rp_uuid.lower(), name)
+            try:
+                return target, _start(context, self.binder.lease,
+                                      instance_uuid, target, limits)
+            except exception.ResourceNotFound:
+                # An implicit profile deleted since it was found (no ARQ
+                # used it): made again once.
+                if device_profile_name is not None or attempt == 2:
+                    raise
+
     def _recheck_quota(self, context, instance_uuid, limits, deltas):
         """Nova's re-check, after the commit and before the bind: a create
         or plug of the project that committed at the same time may have
@@ -281,16 +237,14 @@ class Plugger:
                           ', '.join(row['arq_uuid'] for row in held))
 
     def _bind(self, arq_uuids):
-        """Bind now, in this thread, renewing the leases meanwhile."""
-        self._leases.add(arq_uuids)
+        """Bind now, in this thread; the binder renews the leases
+        meanwhile."""
         try:
-            self.binder.bind(arq_uuids)
+            self.binder.bind_now(arq_uuids)
         except Exception:
             # The ARQs are still in BindStarted: the plug fails and deletes
             # them.
             LOG.exception('Binding ARQs %s failed', ', '.join(arq_uuids))
-        finally:
-            self._leases.discard(arq_uuids)
 
     def _delete(self, context, instance_uuid):
         """Delete the instance's ARQs and release what they held."""
@@ -317,6 +271,19 @@ class Plugger:
         return counter.count
 
 
+def _check_plug(instance_uuid, hostname, rp_uuid, device_profile_name,
+                groups):
+    """Invalid (400) for malformed plug arguments."""
+    _check_uuid('instance_uuid', instance_uuid)
+    _check_uuid('device_rp_uuid', rp_uuid)
+    if not isinstance(hostname, str) or not hostname:
+        raise exception.Invalid(reason='hostname must be a host name, '
+                                       'not %r' % (hostname,))
+    if (device_profile_name is None) == (groups is None):
+        raise exception.Invalid(reason='give device_profile_name or '
+                                       'groups, not both or neither')
+
+
 def _check_uuid(name, value):
     if not isinstance(value, str) or not uuidutils.is_uuid_like(value):
         raise exception.Invalid(reason='%s must be a UUID, not %r'
@@ -324,8 +291,11 @@ def _check_uuid(name, value):
 
 
 @db_api.writer
-def _start(context, binder, instance_uuid, target, limits=None):
+def _start(context, lease, instance_uuid, target, limits=None):
     """Decide what the plug does and record it, in one transaction.
+
+    The ARQs it binds are leased under ``lease`` (the binder's
+    ``bind_transactions.Lease``), so that no sweep takes them over.
 
     The ARQs it creates are checked against ``limits`` (the project's;
     None or empty: no limit) before they are inserted; QuotaExceeded rolls
@@ -349,7 +319,7 @@ def _start(context, binder, instance_uuid, target, limits=None):
         # Plugged already, or a bind left by a conductor that stopped.
         binding = [row['uuid'] for row in rows
                    if row['state'] == STATES.BIND_STARTED]
-        if binding and _lease(context, binder, binding) != len(binding):
+        if binding and _lease(context, lease, binding) != len(binding):
             return _Start(busy=True)
         return _Start(bind=binding)
     held = []
@@ -363,10 +333,10 @@ def _start(context, binder, instance_uuid, target, limits=None):
         arq_queries.destroy_many(context, ids, timeutils.utcnow())
     deltas = _enforce_quota(context, target.profile_name, limits)
     created = arqs.create(context, target.profile_name)
-    recorder = _Recorder(binder)
-    arqs.bind(context, recorder, {
-        arq.uuid: target.binding(instance_uuid) for arq in created})
-    return _Start(bind=recorder.uuids, held=held, deltas=deltas)
+    recorded = arqs.record_bind(context, {
+        arq.uuid: target.binding(instance_uuid) for arq in created},
+        lease=lease)
+    return _Start(bind=recorded.arq_uuids, held=held, deltas=deltas)
 
 
 def _enforce_quota(context, profile_name, limits):
@@ -389,10 +359,11 @@ def _enforce_quota(context, profile_name, limits):
     return deltas
 
 
-def _lease(context, binder, arq_uuids):
+def _lease(context, lease, arq_uuids):
     now = timeutils.utcnow()
-    return binding_queries.take_leases(context, arq_uuids, binder.owner,
-                                       now + binder.settings.lease, now)
+    owner, expires_at = lease.taken_at(now)
+    return binding_queries.take_leases(context, arq_uuids, owner, expires_at,
+                                       now)
 
 
 @db_api.reader
@@ -426,59 +397,6 @@ def _failure(row):
     return 'ARQ %s: %s%s' % (row['uuid'], row['state'],
                             ': %s' % row['state_reason']
                             if row['state_reason'] else '')
-
-
-class _LeaseKeeper:
-    """Renews the binder's leases of the ARQs plugs are binding, every
-    sweep interval, as the binder renews those of its own workers."""
-
-    def __init__(self, binder):
-        self._binder = binder
-        self._active = collections.Counter()
-        self._lock = threading.Lock()
-        self._thread = None
-        self._stop = threading.Event()
-        self._context = cyborg_context.get_admin_context()
-
-    def add(self, arq_uuids):
-        with self._lock:
-            self._active.update(arq_uuids)
-            if self._thread is None:
-                self._stop = threading.Event()
-                self._thread = threading.Thread(
-                    target=self._renew_periodically, args=(self._stop,),
-                    name='os-acc-lease-renewer', daemon=True)
-                self._thread.start()
-
-    def discard(self, arq_uuids):
-        with self._lock:
-            self._active.subtract(arq_uuids)
-            for arq_uuid in arq_uuids:
-                if self._active[arq_uuid] <= 0:
-                    del self._active[arq_uuid]
-
-    def stop(self):
-        with self._lock:
-            thread, self._thread = self._thread, None
-            self._stop.set()
-        if thread is not None:
-            thread.join(self._binder.settings.sweep_interval)
-
-    def _renew_periodically(self, stop):
-        settings = self._binder.settings
-        while not stop.wait(settings.sweep_interval):
-            with self._lock:
-                active = sorted(self._active)
-            if not active:
-                continue
-            try:
-                binding_queries.renew_leases(
-                    self._context, active, self._binder.owner,
-                    timeutils.utcnow() + settings.lease)
-            except Exception:
-                LOG.exception('Renewing the leases of ARQs %s failed; '
-                              'trying again in %s s', ', '.join(active),
-                              settings.sweep_interval)
 
 
 class HostReports:

@@ -1,18 +1,11 @@
 """Giving back what agents prepared for attach handles, after an unbind or
-a delete (``cyborg.conductor.arqs``).
+a delete has committed (``cyborg.conductor.arqs``).
 
-The ARQ workflow frees the handles in its transaction and, once it has
-committed, hands the handles its ARQs held to ``Releaser.release``: one
-``AgentAPI.release_arqs`` call per host, the hosts at the same time, each
-bounded by ``timeout``. The API call has succeeded by then, so a host that
-fails or does not answer is logged (once per host) and left; what its
-driver made stays until the next release of that handle.
-
-Each release names the *hold* it ends (``hold``): the ARQ and when it took
-the handle, as the bind recorded them (the handle's ``updated_at``, set
-when a bind takes it). The agent ignores a release whose hold is older
-than the last one it prepared for that handle, so that a release arriving
-late never undoes the prepare of a newer bind (``cyborg.agent.preparing``).
+``Releaser.release`` makes one ``AgentAPI.release_arqs`` call per host,
+the hosts at the same time, each bounded by ``timeout``; a host that fails
+or does not answer is logged and left. Each release names the hold it ends
+(``hold``: the ARQ and when it took the handle), so that the agent ignores
+a release older than its last prepare of that handle.
 """
 
 import collections

@@ -1,13 +1,11 @@
-"""Set-based statements of the conductor's binder (``cyborg.conductor.binder``).
+"""Set-based statements of a bind: its leases, the claim's reads, the end
+of binds and the Nova events owed.
 
 Each function touches all the ARQs or attach handles it is given in one
-statement, so a bind of N ARQs costs the same number of statements as a
-bind of one. ``cyborg.conductor.bind_transactions`` composes them into the
-two transactions of a batch; the binder's sweep uses the others.
-
-While an ARQ is in BindStarted the binder's statements leave its
-``updated_at`` as it is: it keeps the moment the bind was recorded, from
-which ``[conductor] bind_timeout`` counts.
+statement, so a bind of N ARQs costs the statements of a bind of one.
+While an ARQ is in BindStarted these statements leave its ``updated_at``
+as it is: it keeps the moment the bind was recorded, from which
+``[conductor] bind_timeout`` counts.
 """
 
 import sqlalchemy as sa
@@ -225,7 +223,7 @@ def lock_arqs_of_instances(context, arq_ids, instance_uuids):
 
 
 @db_api.writer
-def end_binds(context, arq_ids, state, now, release_attach_handle,
+def end_binds(context, arq_ids, state, now, *, release_attach_handle=False,
               reasons=None, event_lease=None, events_owed=True):
     """Move ARQs out of BindStarted to ``state``, owing Nova their event.
 

@@ -93,12 +93,14 @@ class AgentPinTest(base.TestCase):
         settings = binder.BindSettings(workers=1, bind_timeout=30,
                                        sweep_interval=5)
         return binder.Binder('conductor-1', settings, nova=lambda: None,
-                             agents=agents)._prepare(HOST, [work])[0]
+                             agents=agents).agent_calls.prepare(
+                                 HOST, [work])[0]
 
     def test_a_bind_needing_a_newer_agent_fails_at_once_with_the_reason(self):
         pinned = self._binder_decision(agent_rpcapi.AgentAPI(version_cap='1.2'))
         unpinned = self._binder_decision(agent_rpcapi.AgentAPI())
-        self.assertEqual((binder.FAILED, binder.FAILED),
+        failed = bind_transactions.Outcome.FAILED
+        self.assertEqual((failed, failed),
                          (pinned.outcome, unpinned.outcome))
         self.assertIn('refused', pinned.reason)
         self.assertIn('1.3', pinned.reason)

@@ -18,6 +18,9 @@ from oslo_utils import uuidutils
 
 from cyborg.conductor import arqs as conductor_arqs
 from cyborg.tests import base
+from cyborg.tests.unit.conductor import test_agent_calls as agent_cases
+from cyborg.tests.unit.conductor import test_bind_finishing as finish_cases
+from cyborg.tests.unit.conductor import test_bind_sweep as sweep_cases
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.conductor import test_bind_writes as writes_cases
 from cyborg.tests.unit.conductor import test_binder as binder_cases
@@ -49,10 +52,13 @@ class RaceTests(cases.BindingTestsBase):
                      for _ in range(36)]
 
         def bind(binder, index):
-            conductor_arqs.bind(self.context, binder, {arq_uuids[index]: {
-                'hostname': cases.HOST,
-                'device_rp_uuid': self.providers[(0, 3)[index % 2]],
-                'instance_uuid': uuidutils.generate_uuid()}})
+            recorded = conductor_arqs.record_bind(
+                self.context, {arq_uuids[index]: {
+                    'hostname': cases.HOST,
+                    'device_rp_uuid': self.providers[(0, 3)[index % 2]],
+                    'instance_uuid': uuidutils.generate_uuid()}},
+                lease=binder.lease, claim=binder.claim_for_recording)
+            binder.submit(recorded.arq_uuids, recorded.claimed)
 
         self.from_six_threads(len(arq_uuids), bind)
 
@@ -152,37 +158,47 @@ class PostgreSQLClaimOutcomeTests(cases.ClaimOutcomeTests, base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBFinishOutcomeTests(cases.FinishOutcomeTests, base.TestCase):
+class MariaDBFinishOutcomeTests(finish_cases.FinishOutcomeTests,
+                                base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLFinishOutcomeTests(cases.FinishOutcomeTests, base.TestCase):
+class PostgreSQLFinishOutcomeTests(finish_cases.FinishOutcomeTests,
+                                   base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBPrepareOutcomeTests(binder_cases.PrepareOutcomeTests,
+class MariaDBPrepareOutcomeTests(agent_cases.PrepareOutcomeTests,
                                  base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLPrepareOutcomeTests(binder_cases.PrepareOutcomeTests,
+class PostgreSQLPrepareOutcomeTests(agent_cases.PrepareOutcomeTests,
                                     base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBNovaEventTests(cases.NovaEventTests, base.TestCase):
+class MariaDBNovaEventTests(finish_cases.NovaEventTests, base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLNovaEventTests(cases.NovaEventTests, base.TestCase):
+class PostgreSQLNovaEventTests(finish_cases.NovaEventTests, base.TestCase):
     backend = 'postgresql'
 
 
-class MariaDBRecoveryTests(binder_cases.RecoveryTests, base.TestCase):
+class MariaDBThreadTests(binder_cases.ThreadTests, base.TestCase):
     backend = 'mysql'
 
 
-class PostgreSQLRecoveryTests(binder_cases.RecoveryTests, base.TestCase):
+class PostgreSQLThreadTests(binder_cases.ThreadTests, base.TestCase):
+    backend = 'postgresql'
+
+
+class MariaDBSweepTests(sweep_cases.SweepTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLSweepTests(sweep_cases.SweepTests, base.TestCase):
     backend = 'postgresql'
 
 

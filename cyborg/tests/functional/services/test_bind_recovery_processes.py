@@ -2,7 +2,7 @@
 
 Conductor, API and agent run as separate processes over RabbitMQ with
 MariaDB or PostgreSQL (the fixtures of ``test_arq_processes``). The test
-kills the conductor, records what ``arqs.bind`` leaves behind when a
+kills the conductor, records what ``arqs.record_bind`` leaves behind when a
 conductor dies mid-bind (ARQs in BindStarted, one already claimed by the
 dead conductor with an attach handle chosen), and starts a new conductor:
 it must bind or fail every one of them and tell Nova once of each.

@@ -1,4 +1,4 @@
-"""conductor.arqs: create, bind, unbind and delete, on every backend.
+"""conductor.arqs: create, bind record, unbind and delete, on every backend.
 
 Each workflow is one transaction, all or nothing, whose number of SQL
 statements is the same for 1 ARQ as for 50; state changes follow the
@@ -31,7 +31,8 @@ def _binding(instance_uuid, rp_uuid=None, hostname='compute-1'):
             'instance_uuid': instance_uuid}
 
 
-class TestARQs(projects.ProjectsTestCase):
+class ARQsTestCase(projects.ProjectsTestCase):
+    """A profile of two groups, a stand-in binder and statement counting."""
 
     def setUp(self):
         super().setUp()
@@ -72,7 +73,16 @@ class TestARQs(projects.ProjectsTestCase):
         return [arq.uuid for arq in arqs.create(context or self.member,
                                                 profile.name)]
 
-    # -- create ----------------------------------------------------------
+    def _bind(self, context, bindings):
+        """Record a bind and submit it, as the conductor's bind_arqs does."""
+        recorded = arqs.record_bind(context, bindings,
+                                    lease=self.binder.lease,
+                                    claim=self.binder.claim_for_recording)
+        self.binder.submit(recorded.arq_uuids, recorded.claimed)
+
+
+class CreateTests(ARQsTestCase):
+    """arqs.create: one transaction, the ARQs a profile asks for."""
 
     def test_create_makes_the_sum_of_resources_per_group(self):
         created = arqs.create(self.member, 'two-groups')
@@ -127,14 +137,16 @@ class TestARQs(projects.ProjectsTestCase):
         self.assertEqual(small_count, large_count)
         self.assertLessEqual(large_count, 4)
 
-    # -- bind ------------------------------------------------------------
+
+class BindRecordTests(ARQsTestCase):
+    """arqs.record_bind: BindStarted recorded, checked, all or nothing."""
 
     def test_bind_records_bind_started_and_submits_once(self):
         uuids = self._create(3)
         instance = uuidutils.generate_uuid()
         rp_uuid = uuidutils.generate_uuid()
-        arqs.bind(self.nova, self.binder,
-                  {uuid: _binding(instance, rp_uuid) for uuid in uuids})
+        self._bind(self.nova,
+                   {uuid: _binding(instance, rp_uuid) for uuid in uuids})
 
         self.assertEqual([sorted(uuids)], self.binder.submitted)
         for uuid in uuids:
@@ -149,15 +161,15 @@ class TestARQs(projects.ProjectsTestCase):
         uuid = self._create(1)[0]
         binding = dict(_binding(uuidutils.generate_uuid()),
                        project_id='elsewhere')
-        error = self.assertRaises(exception.NotAuthorized, arqs.bind,
-                                  self.nova, self.binder, {uuid: binding})
+        error = self.assertRaises(exception.NotAuthorized, self._bind,
+                                  self.nova, {uuid: binding})
         self.assertEqual(403, error.code)
         # The rule and message of the API's PATCH (cyborg.policies.arq).
         self.assertEqual('Only an administrator may set the project_id of '
                          'an ARQ.', error.message)
         self.assertEqual(['Initial'], self._states([uuid]))
 
-        arqs.bind(self.admin, self.binder, {uuid: binding})
+        self._bind(self.admin, {uuid: binding})
         self.assertEqual('elsewhere',
                          objects.ARQ.get_by_uuid(self.admin,
                                                     uuid).project_id)
@@ -173,8 +185,8 @@ class TestARQs(projects.ProjectsTestCase):
                 (dict(_binding(uuidutils.generate_uuid()), hostname=''),
                  "hostname of ARQ %s must be a non-empty string of at most "
                  "255 characters, not ''")):
-            error = self.assertRaises(exception.Invalid, arqs.bind, self.nova,
-                                      self.binder, {uuid: binding})
+            error = self.assertRaises(exception.Invalid, self._bind,
+                                      self.nova, {uuid: binding})
             self.assertEqual(400, error.code)
             self.assertEqual(message % uuid, error.message)
         self.assertEqual(['Initial'], self._states([uuid]))
@@ -185,7 +197,7 @@ class TestARQs(projects.ProjectsTestCase):
         missing = uuidutils.generate_uuid()
         instance = uuidutils.generate_uuid()
         error = self.assertRaises(
-            exception.ResourceNotFound, arqs.bind, self.nova, self.binder,
+            exception.ResourceNotFound, self._bind, self.nova,
             {uuid: _binding(instance) for uuid in uuids + [missing]})
         self.assertEqual(404, error.code)
         self.assertIn(missing, error.message)
@@ -194,10 +206,10 @@ class TestARQs(projects.ProjectsTestCase):
 
     def test_bind_from_a_wrong_state_is_409_naming_it(self):
         uuids = self._create(2)
-        arqs.bind(self.nova, self.binder,
-                  {uuids[0]: _binding(uuidutils.generate_uuid())})
+        self._bind(self.nova,
+                   {uuids[0]: _binding(uuidutils.generate_uuid())})
         error = self.assertRaises(
-            exception.Conflict, arqs.bind, self.nova, self.binder,
+            exception.Conflict, self._bind, self.nova,
             {uuid: _binding(uuidutils.generate_uuid()) for uuid in uuids})
         self.assertEqual(409, error.code)
         self.assertIn(uuids[0], error.message)
@@ -207,32 +219,28 @@ class TestARQs(projects.ProjectsTestCase):
     def test_bind_to_an_instance_with_bound_arqs_is_400(self):
         uuids = self._create(2)
         instance = uuidutils.generate_uuid()
-        arqs.bind(self.nova, self.binder, {uuids[0]: _binding(instance)})
-        error = self.assertRaises(exception.Invalid, arqs.bind, self.nova,
-                                  self.binder, {uuids[1]: _binding(instance)})
+        self._bind(self.nova, {uuids[0]: _binding(instance)})
+        error = self.assertRaises(exception.Invalid, self._bind, self.nova,
+                                  {uuids[1]: _binding(instance)})
         self.assertEqual(400, error.code)
         self.assertIn(instance, error.message)
         self.assertEqual(['BindStarted', 'Initial'], self._states(uuids))
 
     def test_bind_of_another_projects_arq_is_404(self):
         uuid = self._create(1, self.other)[0]
-        self.assertRaises(exception.ResourceNotFound, arqs.bind, self.member,
-                          self.binder, {uuid: _binding(
-                              uuidutils.generate_uuid())})
+        self.assertRaises(exception.ResourceNotFound, self._bind, self.member,
+                          {uuid: _binding(uuidutils.generate_uuid())})
         # Nova (service role) binds ARQs of every project.
         service = cyborg_context.RequestContext(
             project_id=PROJECT, roles=['service'], has_service_token=True)
-        arqs.bind(service, self.binder,
-                  {uuid: _binding(uuidutils.generate_uuid())})
+        self._bind(service, {uuid: _binding(uuidutils.generate_uuid())})
         self.assertEqual(['BindStarted'], self._states([uuid]))
 
     def test_bind_after_unbind_is_allowed(self):
         uuid = self._create(1)[0]
-        arqs.bind(self.nova, self.binder,
-                  {uuid: _binding(uuidutils.generate_uuid())})
+        self._bind(self.nova, {uuid: _binding(uuidutils.generate_uuid())})
         arqs.unbind(self.nova, [uuid])
-        arqs.bind(self.nova, self.binder,
-                  {uuid: _binding(uuidutils.generate_uuid())})
+        self._bind(self.nova, {uuid: _binding(uuidutils.generate_uuid())})
         self.assertEqual(['BindStarted'], self._states([uuid]))
 
     def test_bind_costs_the_same_statements_for_1_and_50(self):
@@ -242,7 +250,7 @@ class TestARQs(projects.ProjectsTestCase):
         for uuids in (small, large):
             instance = uuidutils.generate_uuid()
             count, _ = self._statements(
-                arqs.bind, self.nova, self.binder,
+                self._bind, self.nova,
                 {uuid: _binding(instance) for uuid in uuids})
             counts.append(count)
         self.assertEqual(counts[0], counts[1])
@@ -257,8 +265,8 @@ class TestARQs(projects.ProjectsTestCase):
         def bind_once():
             barrier.wait()
             try:
-                arqs.bind(self.nova, self.binder,
-                          {uuid: _binding(uuidutils.generate_uuid())})
+                self._bind(self.nova,
+                           {uuid: _binding(uuidutils.generate_uuid())})
                 outcomes.append('bound')
             except (exception.Conflict, exception.Invalid) as error:
                 outcomes.append(error.code)
@@ -295,7 +303,7 @@ class TestARQs(projects.ProjectsTestCase):
 
         def bind_one(uuid):
             try:
-                arqs.bind(self.nova, self.binder, {uuid: _binding(instance)})
+                self._bind(self.nova, {uuid: _binding(instance)})
                 outcomes.append('bound')
             except exception.Invalid as error:
                 outcomes.append(error.code)
@@ -310,13 +318,15 @@ class TestARQs(projects.ProjectsTestCase):
             outcomes, key=lambda outcome: outcome != 'bound'))
         self.assertEqual(1, self._states(uuids).count('BindStarted'))
 
-    # -- unbind ----------------------------------------------------------
+
+class BoundARQTestCase(ARQsTestCase):
+    """Tests that start from a Bound ARQ holding a handle."""
 
     def _bound_arq_with_handle(self):
         """An ARQ in state Bound holding a handle in use, as the binder leaves it."""
         tree = records.DeviceTree(self.admin, handles=1)
         uuid = self._create(1)[0]
-        arqs.bind(self.nova, self.binder, {uuid: _binding(
+        self._bind(self.nova, {uuid: _binding(
             uuidutils.generate_uuid(), tree.deployable.rp_uuid)})
         arq = objects.ARQ.get_by_uuid(self.admin, uuid)
         handle = tree.attach_handles[0]
@@ -326,6 +336,10 @@ class TestARQs(projects.ProjectsTestCase):
         arq.attach_handle_id = handle.id
         arq.save(self.admin)
         return uuid, handle
+
+
+class UnbindTests(BoundARQTestCase):
+    """arqs.unbind: Unbound, the handles freed."""
 
     def test_unbind_frees_the_handle(self):
         uuid, handle = self._bound_arq_with_handle()
@@ -369,7 +383,7 @@ class TestARQs(projects.ProjectsTestCase):
         counts = []
         for size in (1, 50):
             uuids = self._create(size)
-            arqs.bind(self.nova, self.binder, {
+            self._bind(self.nova, {
                 uuid: _binding(uuidutils.generate_uuid()) for uuid in uuids})
             count, _ = self._statements(arqs.unbind, self.nova, uuids)
             counts.append(count)
@@ -377,7 +391,9 @@ class TestARQs(projects.ProjectsTestCase):
         self.assertEqual(counts[0], counts[1])
         self.assertLessEqual(counts[1], 4)
 
-    # -- delete ----------------------------------------------------------
+
+class DeleteTests(BoundARQTestCase):
+    """arqs.delete: by uuids (all or nothing) or by instance."""
 
     def test_delete_by_uuids_is_all_or_nothing(self):
         uuids = self._create(2)
@@ -422,7 +438,7 @@ class TestARQs(projects.ProjectsTestCase):
         self.assertRaises(exception.ResourceNotFound, arqs.delete,
                           self.member, arq_uuids=[uuid])
         instance = uuidutils.generate_uuid()
-        arqs.bind(self.admin, self.binder, {uuid: _binding(instance)})
+        self._bind(self.admin, {uuid: _binding(instance)})
         arqs.delete(self.nova, instance_uuid=instance)
         # Nova's user token is of project-a: the service-token holder
         # still has no service role here, so project-b's ARQ stays.
@@ -441,11 +457,41 @@ class TestARQs(projects.ProjectsTestCase):
         self.assertEqual([], objects.ARQ.list(self.admin))
 
 
-class TestARQsMySQL(TestARQs):
+class CreateTestsMySQL(CreateTests):
 
     backend = 'mysql'
 
 
-class TestARQsPostgreSQL(TestARQs):
+class CreateTestsPostgreSQL(CreateTests):
+
+    backend = 'postgresql'
+
+
+class BindRecordTestsMySQL(BindRecordTests):
+
+    backend = 'mysql'
+
+
+class BindRecordTestsPostgreSQL(BindRecordTests):
+
+    backend = 'postgresql'
+
+
+class UnbindTestsMySQL(UnbindTests):
+
+    backend = 'mysql'
+
+
+class UnbindTestsPostgreSQL(UnbindTests):
+
+    backend = 'postgresql'
+
+
+class DeleteTestsMySQL(DeleteTests):
+
+    backend = 'mysql'
+
+
+class DeleteTestsPostgreSQL(DeleteTests):
 
     backend = 'postgresql'

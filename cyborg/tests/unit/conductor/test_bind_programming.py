@@ -27,7 +27,6 @@ from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import programming
 from cyborg.tests import base
 from cyborg.tests.fixtures import glance as glance_fixture
-from cyborg.tests.unit.conductor import recording_binder
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
 from cyborg.tests.unit.db import records
 from cyborg.tests.unit.objects import test_list_statement_counts
@@ -304,9 +303,9 @@ class ProgramRequestRaceTests(ProgrammingBindTestsBase):
     def bind(self, start=None):
         if start is not None:
             start.wait()
-        # As the conductor's bind_arqs records it; this thread then
+        # Recorded alone (nothing leased nor claimed); this thread then
         # finishes it rather than a worker.
-        arqs.bind(self.context, recording_binder.RecordingBinder(), {
+        arqs.record_bind(self.context, {
             self.arq_uuid: {'hostname': cases.HOST,
                             'device_rp_uuid': self.target.rp_uuid,
                             'instance_uuid': uuidutils.generate_uuid()}})
@@ -349,7 +348,7 @@ class ProgramRequestRaceTests(ProgrammingBindTestsBase):
         self.assert_one_winner()
 
     def test_a_bind_recorded_first_wins(self):
-        arqs.bind(self.context, recording_binder.RecordingBinder(), {
+        arqs.record_bind(self.context, {
             self.arq_uuid: {'hostname': cases.HOST,
                             'device_rp_uuid': self.target.rp_uuid,
                             'instance_uuid': uuidutils.generate_uuid()}})

@@ -53,7 +53,7 @@ class BindWhileProgrammingTests(test_bind_transactions.BindingTestsBase):
         self.assertEqual([], claimed.decisions)
 
     def test_an_arq_naming_the_provider_refuses_the_lock(self):
-        # BindStarted, recorded by arqs.bind: no deployable_id yet.
+        # BindStarted, recorded by arqs.record_bind: no deployable_id yet.
         self.make_arq(self.providers[0])
 
         self.assertEqual(deployable_queries.HELD_BY_ARQ,

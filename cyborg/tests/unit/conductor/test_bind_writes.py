@@ -1,5 +1,5 @@
 """What a bind writes beside its outcome: the attach handle it skips, and
-the Nova events it records as owed (``bind_transactions.finish``).
+the Nova events it records as owed (``bind_finishing``).
 
 The cases run on SQLite here and on MariaDB and PostgreSQL in
 ``cyborg.tests.functional.db.test_bind_transactions_concurrency``, over

@@ -100,12 +100,12 @@ class ComputeNodeTestsBase(base.TestCase):
         self.conductor = conductor_manager.ConductorManager(host=CONDUCTOR)
         self.conductor_server = self.messaging.serve(
             conductor_rpcapi.TOPIC, CONDUCTOR, [self.conductor])
-        self.addCleanup(self.conductor.plugger.stop)
+        self.addCleanup(self.conductor.binder.stop)
 
     def restart_conductor(self):
         """Stop serving the conductor and serve a new one instead."""
         self._stop(self.conductor_server)
-        self.conductor.plugger.stop()
+        self.conductor.binder.stop()
         self.start_conductor()
 
     def start_agent(self, report=True):

@@ -210,7 +210,7 @@ class RestartTests(compute_node.ComputeNodeTestsBase):
             self.context, [{'resources:FPGA': '1'}])
         target = os_acc_calls.Target(compute_node.HOST, self.providers[0],
                                      name)
-        start = os_acc_calls._start(self.context, self.conductor.binder,
+        start = os_acc_calls._start(self.context, self.conductor.binder.lease,
                                     instance['uuid'], target)
         self.assertEqual(1, len(start.bind))
         self.restart_conductor()
