@@ -131,8 +131,9 @@ def _targets(node, package):
         return [alias.name for alias in node.names]
     module = node.module or ''
     if node.level:
-        base_parts = package.split('.')[:len(package.split('.')) - node.level + 1]
-        module = '.'.join(base_parts + ([module] if module else []))
+        parts = package.split('.')
+        parts = parts[:len(parts) - node.level + 1] + [module]
+        module = '.'.join(part for part in parts if part)
     named = ['%s.%s' % (module, alias.name) for alias in node.names]
     return [name if _is_module(name) else module for name in named]
 
@@ -142,16 +143,17 @@ def _imports(path, module_level=False):
     only those run when the module is imported (not in a function)."""
     name = _module_name(path)
     package = name if path.name == '__init__.py' else name.rpartition('.')[0]
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    found = []
     pending = [_tree(path)]
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for target in _targets(node, package):
-                yield node.lineno, target
-        functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-        if module_level and isinstance(node, functions):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
+            found.extend((node.lineno, target)
+                         for target in _targets(node, package))
+        if not (module_level and isinstance(node, functions)):
+            pending.extend(ast.iter_child_nodes(node))
+    return sorted(found)
 
 
 def _layer_of(module):
