@@ -92,7 +92,7 @@ class TestPredicates(base.TestCase):
         self.assertTrue(microversions.supports_device_status(
             version('2.3')))
 
-    def test_seed_000_queries_from_2_4(self):
+    def test_fpga_tree_queries_from_2_4(self):
         for predicate in (microversions.supports_nested_attributes,
                           microversions.supports_deployable_attribute_paths,
                           microversions.supports_deployable_tree_links,

@@ -119,7 +119,7 @@ class TestOutcomes(ProgrammingTestCase):
                 devices[0].controlpath_id))
         self.assertEqual(3, self.sleep.call_count)
 
-    def test_codes_are_seed_001s_integers(self):
+    def test_result_codes_are_the_wire_integers(self):
         self.assertEqual([0, 1, 2, 3], [Result.SUCCESS, Result.FAILED,
                                         Result.INVALID_DEPLOYABLE,
                                         Result.INVALID_BITSTREAM])
