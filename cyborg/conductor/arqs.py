@@ -2,7 +2,7 @@
 
 Each is one write transaction whose number of SQL statements does not
 depend on how many ARQs it touches, and whose state changes are
-compare-and-set UPDATEs guarded by the states ``fields.ARQState`` allows
+compare-and-set UPDATEs guarded by the states ``vocabulary.ARQState`` allows
 them from, their row counts checked. Callers other than admins and the
 service role act only on their own project's ARQs
 (``cyborg.policies.arq``); the others look missing (404).
@@ -23,12 +23,12 @@ from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as binding_queries
 from cyborg.db.queries import arqs as arq_queries
 from cyborg.objects import arq_binding
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 from cyborg.policies import arq as arq_policies
 
 LOG = logging.getLogger(__name__)
 
-STATES = fields.ARQState
+STATES = vocabulary.ARQState
 
 
 def arqs_per_group(groups):

@@ -16,13 +16,13 @@ from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import deployables as deployable_queries
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
-BOUND = fields.ARQState.BOUND
-BIND_FAILED = fields.ARQState.BIND_FAILED
-BIND_STARTED = fields.ARQState.BIND_STARTED
+BOUND = vocabulary.ARQState.BOUND
+BIND_FAILED = vocabulary.ARQState.BIND_FAILED
+BIND_STARTED = vocabulary.ARQState.BIND_STARTED
 Outcome = bind_transactions.Outcome
 ANY_HANDLE = bind_transactions.ANY_HANDLE
 # Who leases the events of binds a sweep failed (they have no binder).

@@ -15,11 +15,11 @@ import logging
 from cyborg import bitstream as bitstreams
 from cyborg import bitstream_fit
 from cyborg import exception
-from cyborg.agent.drivers import base as drivers_base
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
-BITSTREAM_KEY, FUNCTION_KEY = drivers_base.PROGRAMMING_KEYS
+BITSTREAM_KEY, FUNCTION_KEY = vocabulary.PROGRAMMING_KEYS
 # The only device type whose deployables (its regions) take a bitstream.
 PROGRAMMABLE_TYPE = 'FPGA'
 # A bind's programming lock outlasts its bind_timeout by this many seconds,
@@ -90,7 +90,7 @@ class Region:
         # A Region has the columns of both rows from_rows reads.
         return bitstream_fit.DeviceInfo.from_rows(
             self, self, self.attributes,
-            vendor_names=drivers_base.VENDOR_NAMES)
+            vendor_names=vocabulary.VENDOR_NAMES)
 
 
 @dataclasses.dataclass(frozen=True)

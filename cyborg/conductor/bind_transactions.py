@@ -23,11 +23,11 @@ from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import deployables as deployable_queries
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
-DISABLED_DEVICE_STATUS = fields.DeviceStatus.MAINTAINING
+DISABLED_DEVICE_STATUS = vocabulary.DeviceStatus.MAINTAINING
 
 
 

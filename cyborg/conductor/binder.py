@@ -27,7 +27,7 @@ from cyborg.conductor import bind_programming
 from cyborg.conductor import bind_sweep
 from cyborg.conductor import bind_transactions as transactions
 from cyborg.db.queries import arq_binding as queries
-from cyborg.metrics import conductor as conductor_metrics
+from cyborg.conductor import metrics as conductor_metrics
 
 LOG = logging.getLogger(__name__)
 

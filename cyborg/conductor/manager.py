@@ -24,7 +24,7 @@ from cyborg.conductor import programming
 from cyborg.conductor import quota
 from cyborg.conductor import releasing
 from cyborg.conductor import rpcapi
-from cyborg.metrics import conductor as conductor_metrics
+from cyborg.conductor import metrics as conductor_metrics
 
 BINARY = 'cyborg-conductor'
 

@@ -29,11 +29,11 @@ from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import arq_binding as binding_queries
 from cyborg.db.queries import arqs as arq_queries
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
 
-STATES = fields.ARQState
+STATES = vocabulary.ARQState
 # Device profiles made by plug for flavors that name none.
 IMPLICIT_PROFILE_PREFIX = 'os-acc-'
 # Hex digits of the groups' digest in an implicit profile's name.

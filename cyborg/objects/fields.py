@@ -21,12 +21,6 @@ UUIDField = fields.UUIDField
 DictOfNullableStringsField = fields.DictOfNullableStringsField
 EnumField = fields.EnumField
 
-# TRANSITIONAL: until the bind-path refactor lands (its modules still read
-# the vocabulary here; cyborg.common.vocabulary is its home).
-ARQState = vocabulary.ARQState
-DeviceStatus = vocabulary.DeviceStatus
-
-
 def _enum(words):
     """An enumeration of ``words.ALL`` whose type bears the name of ``words``
     (an object's fingerprint holds that name)."""

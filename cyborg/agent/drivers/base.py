@@ -55,11 +55,6 @@ import re
 
 from cyborg.common import vocabulary
 
-# TRANSITIONAL: until the bind-path refactor lands (its modules still read
-# these here; cyborg.common.vocabulary is their home).
-PROGRAMMING_KEYS = vocabulary.PROGRAMMING_KEYS
-VENDOR_NAMES = vocabulary.VENDOR_NAMES
-
 # A Placement trait name: upper case letters, digits and underscores.
 _NOT_IN_TRAIT = re.compile('[^A-Z0-9_]+')
 TRAIT_MAX_LENGTH = 255

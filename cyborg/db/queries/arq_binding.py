@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from cyborg.db import api as db_api
 from cyborg.db import models
 from cyborg.db.queries import placement as placement_queries
-from cyborg.objects import fields
+from cyborg.common import vocabulary
 
 ARQ = models.ARQ.__table__
 AttachHandle = models.AttachHandle.__table__
@@ -22,7 +22,7 @@ Deployable = models.Deployable.__table__
 Device = models.Device.__table__
 DeviceProfile = models.DeviceProfile.__table__
 
-BIND_STARTED = fields.ARQState.BIND_STARTED
+BIND_STARTED = vocabulary.ARQState.BIND_STARTED
 # Joins a deployable's traits in one column (trait names have no spaces).
 TRAIT_SEPARATOR = ' '
 
@@ -283,7 +283,7 @@ def holders_of(context, deployable_ids, excluded_arq_ids):
         AttachHandle.c.id == ARQ.c.attach_handle_id).scalar_subquery()
     holder = sa.func.coalesce(ARQ.c.deployable_id, of_handle)
     query = sa.select(ARQ.c.uuid, holder.label('holder')).where(
-        ARQ.c.state.in_(fields.ARQState.HOLDING),
+        ARQ.c.state.in_(vocabulary.ARQState.HOLDING),
         sa.or_(ARQ.c.deployable_id.in_(ids),
                ARQ.c.attach_handle_id.in_(sa.select(AttachHandle.c.id).where(
                    AttachHandle.c.deployable_id.in_(ids)))),

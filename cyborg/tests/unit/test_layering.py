@@ -54,15 +54,6 @@ LAYERS = (
 # published RPC interface.
 RPC_PEERS = ('conductor', 'agent')
 
-# TRANSITIONAL: until the bind-path refactor lands. (importer, imported)
-# pairs that still run up a layer: the bind path's modules read the
-# vocabulary and the conductor's metrics at their old homes.
-TRANSITIONAL_IMPORTS = {
-    ('cyborg/conductor/bind_programming.py', 'cyborg.agent.drivers.base'),
-    ('cyborg/db/queries/arq_binding.py', 'cyborg.objects.fields'),
-    ('cyborg/metrics/conductor.py', 'cyborg.conductor.metrics'),
-}
-
 
 def _sources(include_tests=False):
     for path in sorted(PACKAGE.rglob('*.py')):
@@ -233,8 +224,7 @@ class LayeringTest(base.TestCase):
             own = _layer_of(_module_name(path))
             for line, module in _imports(path) if own else ():
                 theirs = _layer_of(module)
-                if theirs is None or theirs[0] >= own[0] or \
-                        (_from_root(path), module) in TRANSITIONAL_IMPORTS:
+                if theirs is None or theirs[0] >= own[0]:
                     continue
                 found.append('%s:%d %s (%s is above %s)' % (
                     _from_root(path), line, module, theirs[1] or 'cyborg',
@@ -251,8 +241,7 @@ class LayeringTest(base.TestCase):
                 theirs = _layer_of(module)
                 if theirs is None or theirs[1] not in RPC_PEERS or \
                         theirs[1] == own[1] or \
-                        module == 'cyborg.%s.rpcapi' % theirs[1] or \
-                        (_from_root(path), module) in TRANSITIONAL_IMPORTS:
+                        module == 'cyborg.%s.rpcapi' % theirs[1]:
                     continue
                 found.append('%s:%d %s' % (_from_root(path), line, module))
         self.assertEqual([], found)
