@@ -20,18 +20,17 @@ import uuid
 import requests
 import sqlalchemy as sa
 import yaml
-from oslo_messaging import conffixture
 
 from cyborg.aio import placement as aio_placement
 from cyborg.clients import placement as placement_client
 from cyborg import conf
-from cyborg import rpc
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
 import bench
 from bench import api as bench_api
 from bench import fleet as bench_fleet
+from bench import messaging as bench_messaging
 
 MARIADB_URL = bench.mariadb_server_url()
 START_TIMEOUT = 180
@@ -253,12 +252,8 @@ class Deployment:
 
     def connect_rpc(self, simulated_hosts):
         """RPC to this deployment's conductor; compute nodes of the hosts."""
-        self._messaging = conffixture.ConfFixture(conf.CONF)
-        self._messaging.setUp()
-        self._messaging.transport_url = self.rabbit.transport_url
-        conf.CONF.set_override('control_exchange',
-                               self.rabbit.control_exchange)
-        rpc.init(conf.CONF)
+        self._messaging = bench_messaging.RabbitRPC(self.rabbit)
+        self._messaging.start()
         client = self._placement_client()
         for host in simulated_hosts:
             client.ensure_provider(host)
@@ -278,8 +273,7 @@ class Deployment:
 
     def stop(self):
         if getattr(self, '_messaging', None):
-            rpc.cleanup()
-            self._messaging.cleanUp()
+            self._messaging.stop()
         while self._fixtures:
             fixture = self._fixtures.pop()
             fixture.cleanUp()

@@ -27,19 +27,18 @@ import statistics
 import tempfile
 import time
 
-from oslo_messaging import conffixture
 import yaml
 
 from cyborg import conf
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg import context as cyborg_context
 from cyborg.db import api as db_api
-from cyborg import rpc
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 
 import bench
 from bench import fleet as bench_fleet
+from bench import messaging as bench_messaging
 
 START_TIMEOUT = 120
 REPORT_TIMEOUT = 120
@@ -96,13 +95,8 @@ class Conductors:
     def connect(self):
         """Send this process's RPC over RabbitMQ instead of local dispatch."""
         self.rabbit.setUp()
-        rpc.cleanup()
-        self._messaging = conffixture.ConfFixture(conf.CONF)
-        self._messaging.setUp()
-        self._messaging.transport_url = self.rabbit.transport_url
-        conf.CONF.set_override('control_exchange',
-                               self.rabbit.control_exchange)
-        rpc.init(conf.CONF)
+        self._messaging = bench_messaging.RabbitRPC(self.rabbit)
+        self._messaging.start()
         self.client = conductor_rpcapi.ConductorAPI()
 
     def add(self, name):
@@ -134,8 +128,7 @@ class Conductors:
         while self.services:
             self.services.pop().cleanUp()
         if self._messaging is not None:
-            rpc.cleanup()
-            self._messaging.cleanUp()
+            self._messaging.stop()
         self.rabbit.cleanUp()
 
 
