@@ -109,6 +109,8 @@ class AgentManager:
         # Downloads bitstreams with the agent's own [glance] credentials.
         self.glance = glance_client.GlanceClient(conf.CONF)
         self.preparer = preparing.Preparer(self)
+        # Reports and programmings never overlap (see ReportGate).
+        self.report_gate = programming.ReportGate()
         self._report_thread = None
         self._report_stop = None
         # Set to send the next inventory report now (after programming).
@@ -173,9 +175,10 @@ class AgentManager:
         # it ended.
         LOG.info('Programming %s (driver %s) with image %s: started',
                  deployable_name, driver_name, image_id)
-        result = programming.program(
-            request, self.drivers, self.deployables, self.glance,
-            conf.CONF.agent.max_bitstream_bytes)
+        with self.report_gate.programming():
+            result = programming.program(
+                request, self.drivers, self.deployables, self.glance,
+                conf.CONF.agent.max_bitstream_bytes)
         if result['code'] == vocabulary.ProgramResult.SUCCESS:
             self.report_soon()
         LOG.info('Programming %s (driver %s) with image %s: %s %s',
@@ -242,14 +245,16 @@ class AgentManager:
         :raises: oslo_messaging.MessagingException, CyborgException from the
             conductor.
         """
-        inventory = self.collect_inventory()
-        if inventory is None:
-            return False
-        # The conductor also updates Placement: allow it a whole interval.
-        timeout = max(conf.CONF.rpc_response_timeout,
-                      conf.CONF.agent.report_interval)
-        self.conductor.report_inventory(context, self.host, inventory,
-                                        timeout=timeout)
+        with self.report_gate.reporting():
+            inventory = self.collect_inventory()
+            if inventory is None:
+                return False
+            # The conductor also updates Placement: allow it a whole
+            # interval.
+            timeout = max(conf.CONF.rpc_response_timeout,
+                          conf.CONF.agent.report_interval)
+            self.conductor.report_inventory(context, self.host, inventory,
+                                            timeout=timeout)
         LOG.debug('Reported %d device(s) of %s', len(inventory), self.host)
         return True
 

@@ -311,10 +311,11 @@ class Preparer:
             LOG.info('Loading image %s into deployable %s for ARQ %s',
                      image_id, arq['deployable_name'], arq['uuid'])
             try:
-                found.driver.prepare(
-                    found.device, found.deployable, found.handle,
-                    arq.get('request_group') or {}, bitstream_path=path,
-                    bitstream=bitstream)
+                with self._agent.report_gate.programming():
+                    found.driver.prepare(
+                        found.device, found.deployable, found.handle,
+                        arq.get('request_group') or {},
+                        bitstream_path=path, bitstream=bitstream)
             except drivers_base.PrepareFailed as error:
                 raise drivers_base.PrepareFailed(programming.hide_path(
                     str(error), path, image_id)) from None

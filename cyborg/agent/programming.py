@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 
 from cyborg import bitstream as bitstreams
 from cyborg.common import vocabulary
@@ -24,6 +25,57 @@ FILE_NAME = 'bitstream'
 # Glance's answers meaning the image itself cannot be used.
 _BAD_IMAGE = (exception.ImageNotFound, exception.ImageTooLarge,
               exception.ImageDataInvalid)
+
+
+class ReportGate:
+    """Keeps one host's inventory reports and programmings apart.
+
+    The conductor takes a report's word for the image each region holds
+    once no programming lock is held on it, so a report collected before a
+    programming ended but applied after the conductor recorded it would
+    undo the record. A report therefore waits for the programmings under
+    way, and a programming for a report in flight (until the conductor has
+    applied it); programmings of different regions run side by side, and
+    a waiting report goes before programmings that come after it.
+    """
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._programmings = 0
+        self._reporting = False
+        self._reports_waiting = 0
+
+    @contextlib.contextmanager
+    def programming(self):
+        """Held while a region is being loaded."""
+        with self._changed:
+            while self._reporting or self._reports_waiting:
+                self._changed.wait()
+            self._programmings += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._programmings -= 1
+                self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def reporting(self):
+        """Held from collecting a report until the conductor applied it."""
+        with self._changed:
+            self._reports_waiting += 1
+            try:
+                while self._reporting or self._programmings:
+                    self._changed.wait()
+            finally:
+                self._reports_waiting -= 1
+            self._reporting = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._reporting = False
+                self._changed.notify_all()
 
 
 def answer(code, message):
