@@ -79,23 +79,23 @@ def append_for_arqs(context, arq_ids, event, now, who, failed=None):
         return
     failed = {arq_id: _cut(reason, 'reason')
               for arq_id, reason in (failed or {}).items()}
-    deployable_id = _arq_deployable_id().label('deployable_id')
     outcome = sa.literal('ok')
     reason = sa.null()
     if failed:
         outcome = sa.case((ARQ.c.id.in_(sorted(failed)), 'failed'),
                           else_='ok')
         reason = sa.case(failed, value=ARQ.c.id, else_=None)
-    arqs = sa.select(ARQ.c.id, ARQ.c.uuid, ARQ.c.instance_uuid,
-                     ARQ.c.project_id, ARQ.c.hostname,
-                     deployable_id).where(
-        ARQ.c.id.in_(sorted(arq_ids))).subquery()
+    arqs = sa.select(
+        ARQ.c.uuid, ARQ.c.instance_uuid, ARQ.c.project_id, ARQ.c.hostname,
+        _arq_deployable_id().label('deployable_id'),
+        outcome.label('outcome'), reason.label('reason'),
+    ).where(ARQ.c.id.in_(sorted(arq_ids))).subquery()
     select = sa.select(
         sa.literal(now, models.Timestamp).label('created_at'),
         Device.c.id, Deployable.c.id, Device.c.uuid, Deployable.c.uuid,
-        sa.literal(event), outcome,
-        reason, sa.null(), sa.null(), arqs.c.uuid, arqs.c.instance_uuid,
-        arqs.c.project_id, sa.literal(_cut(who.get('user_id'), 'user_id')),
+        sa.literal(event), arqs.c.outcome, arqs.c.reason, sa.null(),
+        sa.null(), arqs.c.uuid, arqs.c.instance_uuid, arqs.c.project_id,
+        sa.literal(_cut(who.get('user_id'), 'user_id')),
         sa.literal(_cut(who.get('project_id'), 'project_id')),
         sa.literal(_cut(who.get('request_id'), 'request_id')),
         arqs.c.hostname,
