@@ -7,6 +7,9 @@ driver (``test_bind_transactions.BindingTestsBase``); programs against a
 real Glance with a scripted agent (``test_programming``).
 """
 
+import datetime
+import time
+
 import sqlalchemy as sa
 from oslo_utils import uuidutils
 
@@ -16,6 +19,7 @@ from cyborg import exception
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import arqs
 from cyborg.conductor import devices
+from cyborg.conductor import history
 from cyborg.conductor import placement_sync
 from cyborg.conductor import programming
 from cyborg.db import models
@@ -274,3 +278,91 @@ class ProgramHistoryTests(base.TestCase):
         self.assertRaises(programming.ImageNotUsable, self._program,
                           ScriptedAgents({'code': 0}))
         self.assertEqual([], self._entries())
+
+
+class PruneTests:
+    """Pruning by retention, in batches, each its own transaction."""
+
+    backend = 'sqlite'
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(database.Database(self.backend))
+        self.context = cyborg_context.get_admin_context()
+        self.now = datetime.datetime(2026, 12, 7, 12, 0, 0)
+
+    def add(self, count, days_old):
+        created_at = self.now - datetime.timedelta(days=days_old)
+        history_queries.append(self.context, [
+            {'created_at': created_at, 'device_uuid': 'device-%d' % index,
+             'event': 'enable', 'outcome': 'ok'} for index in range(count)])
+
+    def pruner(self, retention_days=90, batch_size=4):
+        return history.Pruner(self.context, history.PruneSettings(
+            retention_days=retention_days, interval=3600,
+            batch_size=batch_size))
+
+    def test_entries_past_the_retention_go_in_batches(self):
+        self.add(10, days_old=91)
+        self.add(3, days_old=89)
+        commits = []
+        committed = commits.append
+        sa.event.listen(self.database.engine, 'commit', committed)
+        self.addCleanup(sa.event.remove, self.database.engine, 'commit',
+                        committed)
+        with test_list_statement_counts.counting_statements(
+                self.database.engine) as statements:
+            deleted = self.pruner().prune(now=self.now)
+
+        self.assertEqual(10, deleted)
+        left = entries(self.database.engine)
+        self.assertEqual(3, len(left))
+        self.assertEqual({self.now - datetime.timedelta(days=89)},
+                         {row['created_at'] for row in left})
+        # 4 + 4 + 2: three batches, each a SELECT of ids and a DELETE,
+        # each committed alone.
+        deletes = [text for text in statements
+                   if text.lstrip().upper().startswith('DELETE')]
+        self.assertEqual(3, len(deletes))
+        self.assertEqual(3, len(commits))
+
+    def test_a_retention_of_0_keeps_everything(self):
+        self.add(3, days_old=3650)
+        self.assertEqual(0, self.pruner(retention_days=0).prune(now=self.now))
+        self.assertEqual(3, len(entries(self.database.engine)))
+
+    def test_nothing_to_prune_costs_one_read(self):
+        self.add(2, days_old=1)
+        with test_list_statement_counts.counting_statements(
+                self.database.engine) as statements:
+            self.assertEqual(0, self.pruner().prune(now=self.now))
+        self.assertEqual(1, len(statements))
+
+    def test_the_thread_prunes_at_start_until_stopped(self):
+        self.add(5, days_old=400)
+        pruner = self.pruner(retention_days=1)
+        pruner.start()
+        self.addCleanup(pruner.stop)
+        deadline = time.monotonic() + 10
+        while entries(self.database.engine) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pruner.stop()
+        self.assertEqual([], entries(self.database.engine))
+        self.assertIsNone(pruner._thread)
+
+    def test_no_thread_when_kept_forever(self):
+        pruner = self.pruner(retention_days=0)
+        pruner.start()
+        self.assertIsNone(pruner._thread)
+
+
+class SQLitePruneTests(PruneTests, base.TestCase):
+    pass
+
+
+class MySQLPruneTests(PruneTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLPruneTests(PruneTests, base.TestCase):
+    backend = 'postgresql'
