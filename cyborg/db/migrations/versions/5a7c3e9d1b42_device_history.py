@@ -6,7 +6,7 @@ new, empty table: nothing else changes, so the migration is safe on any
 data. The device and deployable are named by plain columns, not foreign
 keys, so that history outlives a removed device. On MariaDB and MySQL the
 table takes the binary NO PAD collation the other tables have
-(007eb4efa142).
+(007eb4efa142). The downgrade drops the table, and its entries with it.
 
 Revision ID: 5a7c3e9d1b42
 Revises: 2efde3974ce5
@@ -75,3 +75,8 @@ def upgrade():
              ['deployable_uuid', 'id']),
             ('device_history_created_at_idx', ['created_at'])):
         op.create_index(name, TABLE, columns)
+
+
+def downgrade():
+    # The entries go with the table: nothing else refers to it.
+    op.drop_table(TABLE)

@@ -161,6 +161,14 @@ class SQLiteBindHistoryTests(BindHistoryTests, base.TestCase):
     pass
 
 
+class MySQLBindHistoryTests(BindHistoryTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLBindHistoryTests(BindHistoryTests, base.TestCase):
+    backend = 'postgresql'
+
+
 class DeviceHistoryTests(base.TestCase):
     """Enable and disable of a device."""
 

@@ -49,6 +49,10 @@ EXPECTED_DEFAULTS = {
     'cyborg:attribute:create': 'role:admin',
     'cyborg:attribute:delete': 'role:admin',
     'cyborg:fleet:get': base_policies.MANAGER_OR_ADMIN,
+    # Microversion 2.5's, Cyborg's own: the caller's own ARQs' entries
+    # for a project's readers and members (cyborg.policies.history).
+    'cyborg:device:history': base_policies.HISTORY_READER,
+    'cyborg:deployable:history': base_policies.HISTORY_READER,
 }
 
 
@@ -127,7 +131,8 @@ class TestRuleDefinitions(PolicyTestCase):
             device.ENABLE, deployable.LIST, deployable.SHOW,
             deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
-            attribute.CREATE, attribute.DELETE, fleet.GET}
+            attribute.CREATE, attribute.DELETE, fleet.GET, device.HISTORY,
+            deployable.HISTORY}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 
