@@ -27,8 +27,11 @@ MAX_HEADER = 'OpenStack-API-Maximum-Version'
 #         GET /v2/deployables/{uuid}/attributes[/{key}]; deployables carry
 #         their own id, parent_uuid and root_uuid; GET /v2/deployables
 #         takes ?programmed=true|false
+#   2.5 - GET /v2/devices/{uuid}/history and /v2/deployables/{uuid}/history:
+#         what was programmed, bound, unbound, enabled and disabled, newest
+#         first
 MIN_VERSION = microversion_parse.Version(2, 0)
-MAX_VERSION = microversion_parse.Version(2, 4)
+MAX_VERSION = microversion_parse.Version(2, 5)
 
 # A requested version is MAJOR.MINOR, both plain non-negative integers.
 _VERSION_PATTERN = re.compile(r'^(\d+)\.(\d+)$')
@@ -86,6 +89,12 @@ def supports_programmed_filter(version):
 def supports_version_key(version):
     """Whether GET /v2 names the newest microversion in ``version`` (2.4)."""
     return version >= microversion_parse.Version(2, 4)
+
+
+def supports_history(version):
+    """Whether GET /v2/devices/{uuid}/history and
+    /v2/deployables/{uuid}/history exist (2.5)."""
+    return version >= microversion_parse.Version(2, 5)
 
 
 def requested_value(header_value):

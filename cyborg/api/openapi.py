@@ -57,6 +57,8 @@ _COMPONENT_ANSWERS = {
     'DeviceProfileList': resources.collection(
         'device_profiles', '#/components/schemas/DeviceProfile'),
     'ARQList': resources.collection('arqs', '#/components/schemas/ARQ'),
+    'HistoryList': resources.collection(
+        'history', '#/components/schemas/HistoryEntry'),
     'WrappedDeviceProfile': resources.wrapped(
         'device_profile', '#/components/schemas/DeviceProfile'),
     'DeviceProfileCreated': {

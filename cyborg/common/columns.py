@@ -76,6 +76,17 @@ TABLES = {
         'attach_handle_id': INTEGER, 'deployable_id': INTEGER,
         'bind_owner': string(HOST_LENGTH), 'state_reason': string(255),
     },
+    # The history of devices and deployables (no request value is stored
+    # in it; its limits are the columns' all the same).
+    'HistoryEntry': {
+        'device_id': INTEGER, 'deployable_id': INTEGER,
+        'device_uuid': UUID, 'deployable_uuid': UUID,
+        'event': string(30), 'outcome': string(30), 'reason': string(255),
+        'image_id': UUID, 'image_hash': string(128), 'arq_uuid': UUID,
+        'instance_uuid': UUID, 'arq_project_id': string(255),
+        'user_id': string(255), 'project_id': string(255),
+        'request_id': string(255), 'agent': string(HOST_LENGTH),
+    },
 }
 
 

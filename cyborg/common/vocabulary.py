@@ -94,3 +94,33 @@ VENDOR_NAMES = {
     0x15b3: 'MELLANOX', 0x1002: 'AMD', 0x19e5: 'HUAWEI', 0x1af4: 'REDHAT',
     0xabcd: 'FAKE',
 }
+
+
+class HistoryEvent:
+    """What an entry of a device's or deployable's history records.
+
+    An open vocabulary: a later kind is added here (and to ``ALL``), and
+    the database takes any of these words (no CHECK constraint, so that a
+    new kind needs no migration).
+    """
+
+    # A region was programmed with an image (a program call).
+    PROGRAM = 'program'
+    # An ARQ's bind ended on the deployable: Bound (ok) or BindFailed.
+    BIND = 'bind'
+    # An ARQ holding the deployable was unbound.
+    UNBIND = 'unbind'
+    # An ARQ holding the deployable was deleted.
+    DELETE = 'delete'
+    # The device was enabled or disabled (put in maintenance).
+    ENABLE = 'enable'
+    DISABLE = 'disable'
+    ALL = (PROGRAM, BIND, UNBIND, DELETE, ENABLE, DISABLE)
+
+
+class HistoryOutcome:
+    """How the change an entry records ended."""
+
+    OK = 'ok'
+    FAILED = 'failed'
+    ALL = (OK, FAILED)

@@ -18,10 +18,12 @@ from oslo_utils import uuidutils
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import bind_transactions
+from cyborg.conductor import history
 from cyborg.conductor import quota
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as binding_queries
 from cyborg.db.queries import arqs as arq_queries
+from cyborg.db.queries import history as history_queries
 from cyborg.objects import arq_binding
 from cyborg.common import vocabulary
 from cyborg.policies import arq as arq_policies
@@ -265,7 +267,9 @@ def _unbind_rows(context, uuids):
     _check_states(found, STATES.UNBIND_FROM, 'unbind')
     held = _held_handles(context, found)
     ids = [row['id'] for row in found.values()]
-    changed = arq_queries.unbind_many(context, ids, STATES.UNBIND_FROM, timeutils.utcnow())
+    now = timeutils.utcnow()
+    _record_history(context, found, history.EVENTS.UNBIND, now)
+    changed = arq_queries.unbind_many(context, ids, STATES.UNBIND_FROM, now)
     if changed != len(ids):
         raise exception.Conflict(
             'ARQs %s changed state during the unbind; nothing was unbound.'
@@ -335,6 +339,18 @@ def _delete_rows(context, uuids, instance_uuid):
             'Compute API to manage instance accelerators.' % ', '.join(bound))
     held = _held_handles(context, found)
     if found:
+        now = timeutils.utcnow()
+        _record_history(context, found, history.EVENTS.DELETE, now)
         arq_queries.destroy_many(context, [row['id'] for row in found.values()],
-                                 timeutils.utcnow())
+                                 now)
     return sorted(found), held
+
+
+def _record_history(context, found, event, now):
+    """Append ``event`` to the history of the deployables the ARQs of
+    ``found`` (locked rows) hold, before they let go: one statement, none
+    when no ARQ holds one."""
+    holding = [row['id'] for row in found.values()
+               if row['state'] in STATES.HOLDING]
+    history_queries.append_for_arqs(context, holding, event, now,
+                                    history.who(context))

@@ -12,10 +12,12 @@ import logging
 
 from cyborg.clients import nova as nova_client
 from cyborg.conductor import bind_transactions
+from cyborg.conductor import history
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import history as history_queries
 from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
@@ -192,9 +194,14 @@ def _apply(applied, decision, row, owner):
 
 
 def _write(context, applied, owner, now, events, leased_ids, events_owed):
-    """End the binds, free the handles and give up the leases applied; the
-    ARQs ended whose ids are in ``leased_ids`` take the lease of
-    ``events``."""
+    """End the binds (each recorded in its deployable's history), free the
+    handles and give up the leases applied; the ARQs ended whose ids are in
+    ``leased_ids`` take the lease of ``events``."""
+    # The history first: a failed ARQ lets go of its attach handle below.
+    history_queries.append_for_arqs(
+        context, applied.bound_ids + applied.failed_ids,
+        history.EVENTS.BIND, now, history.who(context),
+        failed=applied.failed_reasons)
     event_lease = (events.owner, events.lease_expires_at, leased_ids)
     queries.end_binds(context, applied.bound_ids, BOUND, now,
                       event_lease=event_lease, events_owed=events_owed)

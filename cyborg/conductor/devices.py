@@ -8,11 +8,16 @@ existing allocations and bound requests are left alone.
 
 import logging
 
+from oslo_utils import timeutils
+
 from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg import objects
+from cyborg.conductor import history
 from cyborg.conductor import placement_sync
+from cyborg.db import api as db_api
 from cyborg.db.queries import devices as device_queries
+from cyborg.db.queries import history as history_queries
 
 LOG = logging.getLogger(__name__)
 
@@ -22,7 +27,9 @@ STATUS_REASON_LENGTH = 255
 def set_status(context, placement, device_uuid, status, reason):
     """Enable or disable (``maintaining``) a device; return the Device.
 
-    Enabling clears the reason. The status is committed first, then the
+    Enabling clears the reason; the device's history records the change
+    (enable, or disable with its reason) in the same transaction. The
+    status is committed first, then the
     host's providers are brought in step; if Placement is unreachable they
     follow at the host's next report.
 
@@ -40,10 +47,22 @@ def set_status(context, placement, device_uuid, status, reason):
         raise exception.Invalid(
             reason='status_reason must be a string of at most %d characters'
             % STATUS_REASON_LENGTH)
-    row = device_queries.update(context, device_uuid,
-                                {'status': status, 'status_reason': reason})
+    row = _update(context, device_uuid, status, reason)
     device = objects.Device.from_db(context, row)
     LOG.info('Device %s of host %s is now %s%s', device.uuid,
              device.hostname, status, ': %s' % reason if reason else '')
     placement_sync.sync_host(context, placement, device.hostname)
     return device
+
+
+@db_api.writer
+def _update(context, device_uuid, status, reason):
+    """Set the status and append its history entry; return the row."""
+    row = device_queries.update(context, device_uuid,
+                                {'status': status, 'status_reason': reason})
+    event = (history.EVENTS.ENABLE
+             if status == vocabulary.DeviceStatus.ENABLED
+             else history.EVENTS.DISABLE)
+    history_queries.append(context, [history.of_device(
+        context, row, event, timeutils.utcnow(), reason)])
+    return row

@@ -6,6 +6,7 @@ import threading
 import oslo_messaging
 
 from cyborg import conf
+from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.agent import rpcapi as agent_rpcapi
 from cyborg.clients import glance as glance_client
@@ -17,6 +18,7 @@ from cyborg.conductor import binder
 from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
 from cyborg.conductor import heartbeats
+from cyborg.conductor import history
 from cyborg.conductor import inventory_report
 from cyborg.conductor import os_acc_calls
 from cyborg.conductor import placement_sync
@@ -63,6 +65,10 @@ class ConductorManager:
         self.plugger = os_acc_calls.Plugger(self.binder, self.releaser,
                                             self.quotas)
         self.host_reports = os_acc_calls.HostReports()
+        # Deletes history entries past [conductor] history_retention_days.
+        self.pruner = history.Pruner(
+            cyborg_context.get_admin_context(),
+            history.PruneSettings.from_conf(conf.CONF))
 
     @property
     def placement(self):
@@ -190,11 +196,15 @@ class ConductorManager:
             conf.CONF.service_down_time, wait)
 
     def start_periodic_tasks(self):
-        """Start the binder: it resumes recorded binds and times out stuck ones."""
+        """Start the binder (it resumes recorded binds and times out stuck
+        ones) and the pruning of old history entries."""
         self.binder.start()
+        self.pruner.start()
 
     def stop_periodic_tasks(self):
-        """Stop the binder; recorded work survives in the database."""
+        """Stop the binder and the pruning; recorded work survives in the
+        database."""
+        self.pruner.stop()
         self.binder.stop()
 
     def heartbeat(self, context):

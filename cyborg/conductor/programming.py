@@ -9,6 +9,7 @@ failed, each with its HTTP code.
 
 import dataclasses
 import datetime
+import functools
 import http
 import logging
 import os
@@ -23,7 +24,10 @@ from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import bind_programming
+from cyborg.conductor import history
+from cyborg.db import api as db_api
 from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import history as history_queries
 
 LOG = logging.getLogger(__name__)
 ProgramResult = vocabulary.ProgramResult
@@ -155,18 +159,28 @@ class Programmer:
         target = self._lock(context, deployable_uuid)
         recorded = False
         try:
-            bitstream = self._checked_bitstream(context, image_id, target)
+            bitstream, image_hash = self._checked_bitstream(
+                context, image_id, target)
+            entry = functools.partial(
+                history.of_program, context, target.deployable,
+                target.device, image_id, image_hash=image_hash)
             try:
                 self._program_on_host(context, target, bitstream)
-            except BadGateway:
+            except BadGateway as failure:
                 # The host may have loaded part or all of the image (its
                 # agent died, or its driver failed midway): what the region
                 # holds is unknown, so a bind asking for its previous image
                 # must program it again.
-                recorded = deployable_queries.finish_programming(
-                    context, deployable_uuid, target.owner, None)
+                recorded = _finish(context, target, None, entry(
+                    timeutils.utcnow(), failure=failure))
                 raise
-            recorded = self._record(context, target, image_id)
+            except (DeployableNotProgrammable, BitstreamRejected) as failure:
+                # Refused by the host: the region holds what it held.
+                recorded = _release(context, target, entry(
+                    timeutils.utcnow(), failure=failure))
+                raise
+            recorded = self._record(context, target, image_id,
+                                    entry(timeutils.utcnow()))
         finally:
             if not recorded:
                 deployable_queries.release_programming(
@@ -195,7 +209,9 @@ class Programmer:
         return _Target(deployable, device, owner)
 
     def _checked_bitstream(self, context, image_id, target):
-        """The Bitstream of ``image_id`` once it is known to fit ``target``.
+        """The Bitstream of ``image_id`` once it is known to fit ``target``,
+        and the image's hash (Glance's ``os_hash_value``, None when it has
+        none).
 
         :raises: ImageNotUsable, InvalidBitstream, BitstreamMismatch
         """
@@ -211,7 +227,7 @@ class Programmer:
             target.deployable.attributes_list,
             vendor_names=vocabulary.VENDOR_NAMES)
         bitstream_fit.check_fits(bitstream, device_info)
-        return bitstream
+        return bitstream, image.get('os_hash_value') or None
 
     def _program_on_host(self, context, target, bitstream):
         """Have the device's agent program ``bitstream``; raise on failure."""
@@ -238,16 +254,42 @@ class Programmer:
             failure = _FAILURES.get(code, ProgrammingFailed)
             raise failure(reason=reason, **names)
 
-    def _record(self, context, target, image_id):
-        """Record ``image_id`` as the deployable's bitstream; free the lock.
+    def _record(self, context, target, image_id, entry):
+        """Record ``image_id`` as the deployable's bitstream, free the lock
+        and append ``entry`` to the history, in one transaction.
 
         :raises: ProgrammingLockLost when the lock went to another request
+            (the history records the program as failed for that reason)
         """
-        if not deployable_queries.finish_programming(
-                context, target.deployable.uuid, target.owner, image_id):
-            raise ProgrammingLockLost(deployable=target.deployable.uuid,
-                                      image=image_id)
+        lost = ProgrammingLockLost(deployable=target.deployable.uuid,
+                                   image=image_id)
+        if not _finish(context, target, image_id, entry, lost=lost):
+            raise lost
         return True
+
+
+@db_api.writer
+def _finish(context, target, image_id, entry, lost=None):
+    """``finish_programming`` with ``image_id`` and the history ``entry``
+    in one transaction; whether the lock was still held. When it was not,
+    the entry is recorded as failed for ``lost`` (when given)."""
+    done = deployable_queries.finish_programming(
+        context, target.deployable.uuid, target.owner, image_id)
+    if not done and lost is not None:
+        entry = dict(entry, outcome=history.OUTCOMES.FAILED,
+                     reason=str(lost))
+    history_queries.append(context, [entry])
+    return done
+
+
+@db_api.writer
+def _release(context, target, entry):
+    """Give the lock back unchanged and append the history ``entry``, in
+    one transaction; True (the lock needs no other release)."""
+    deployable_queries.release_programming(
+        context, target.deployable.uuid, target.owner)
+    history_queries.append(context, [entry])
+    return True
 
 
 def answer(context, deployable_uuid, row_options=None):

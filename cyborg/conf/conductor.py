@@ -55,6 +55,20 @@ opts = [
              'program). A deployable stays locked for programming at most '
              'a minute longer: past it, a conductor that died while '
              'programming no longer blocks the next request or a bind.'),
+    cfg.IntOpt(
+        'history_retention_days', default=90, min=0,
+        help='Days the history of devices and deployables (GET '
+             '/v2/devices/{uuid}/history and /v2/deployables/{uuid}/history) '
+             'keeps an entry. Each conductor deletes older entries every '
+             'history_prune_interval seconds, in batches of '
+             'history_prune_batch_size, each its own short transaction. 0 '
+             'keeps every entry forever.'),
+    cfg.IntOpt(
+        'history_prune_interval', default=3600, min=1,
+        help='Seconds between two prunings of the history by a conductor.'),
+    cfg.IntOpt(
+        'history_prune_batch_size', default=1000, min=1,
+        help='The most history entries one pruning transaction deletes.'),
 ]
 
 

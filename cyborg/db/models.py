@@ -387,3 +387,55 @@ class HostLock(Base):
     __tablename__ = 'host_locks'
 
     host = orm.mapped_column(sa.String(HOST_LEN), primary_key=True)
+
+
+_history = _typed('HistoryEntry')
+# A big integer that SQLite, whose only autoincrementing key is INTEGER
+# PRIMARY KEY (64 bits there), still numbers by itself.
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+
+class HistoryEntry(Base):
+    """One change of a device or deployable, appended, never changed.
+
+    Written by the conductor in the transaction of the change it records
+    (``cyborg.conductor.history``); ``id`` is the order. The ids of the
+    device and deployable are plain columns, not foreign keys: history
+    outlives a removed device, and its uuids are kept beside them.
+    ``arq_project_id`` is the project of the ARQ of a bind or unbind (who
+    of a project may read the entry); ``user_id``, ``project_id`` and
+    ``request_id`` are the caller's, ``agent`` the host of an event no
+    caller asked for. ``updated_at`` stays NULL.
+    """
+
+    __tablename__ = 'device_history'
+    __table_args__ = (
+        sa.Index('device_history_device_id_idx', 'device_id', 'id'),
+        sa.Index('device_history_deployable_id_idx', 'deployable_id', 'id'),
+        sa.Index('device_history_device_uuid_idx', 'device_uuid', 'id'),
+        sa.Index('device_history_deployable_uuid_idx', 'deployable_uuid',
+                 'id'),
+        sa.Index('device_history_created_at_idx', 'created_at'),
+    )
+
+    id = orm.mapped_column(BigId, primary_key=True, autoincrement=True)
+    device_id = orm.mapped_column(_history('device_id'), nullable=True)
+    deployable_id = orm.mapped_column(_history('deployable_id'),
+                                      nullable=True)
+    device_uuid = orm.mapped_column(_history('device_uuid'), nullable=True)
+    deployable_uuid = orm.mapped_column(_history('deployable_uuid'),
+                                        nullable=True)
+    event = orm.mapped_column(_history('event'), nullable=False)
+    outcome = orm.mapped_column(_history('outcome'), nullable=False)
+    reason = orm.mapped_column(_history('reason'), nullable=True)
+    image_id = orm.mapped_column(_history('image_id'), nullable=True)
+    image_hash = orm.mapped_column(_history('image_hash'), nullable=True)
+    arq_uuid = orm.mapped_column(_history('arq_uuid'), nullable=True)
+    instance_uuid = orm.mapped_column(_history('instance_uuid'),
+                                      nullable=True)
+    arq_project_id = orm.mapped_column(_history('arq_project_id'),
+                                       nullable=True)
+    user_id = orm.mapped_column(_history('user_id'), nullable=True)
+    project_id = orm.mapped_column(_history('project_id'), nullable=True)
+    request_id = orm.mapped_column(_history('request_id'), nullable=True)
+    agent = orm.mapped_column(_history('agent'), nullable=True)

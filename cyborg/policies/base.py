@@ -17,6 +17,12 @@ MANAGER_OR_ADMIN = ('(role:manager and project_id:%(project_id)s) or '
 MEMBER_OR_SERVICE = ('(role:member and project_id:%(project_id)s) or '
                      'role:service')
 SERVICE = 'role:service'
+# Readers of a history: admins and the service role see every entry, a
+# project's readers and members only those of their own ARQs (see
+# ``cyborg.policies.history``).
+HISTORY_READER = ('(role:reader and project_id:%(project_id)s) or '
+                  '(role:member and project_id:%(project_id)s) or '
+                  'role:admin or role:service')
 
 LEGACY_ADMIN = 'rule:context_is_admin'
 LEGACY_ADMIN_OR_OWNER = 'rule:context_is_admin or project_id:%(project_id)s'

@@ -9,6 +9,7 @@ SHOW = 'cyborg:deployable:get_one'
 PROGRAM = 'cyborg:deployable:program'
 LIST_ATTRIBUTES = 'cyborg:deployable:get_attributes'
 SHOW_ATTRIBUTE = 'cyborg:deployable:get_attribute'
+HISTORY = 'cyborg:deployable:history'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -51,6 +52,16 @@ rules = [
                      'method': 'GET'}],
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(SHOW_ATTRIBUTE, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=HISTORY, check_str=base.HISTORY_READER,
+        description='Read the history of a deployable (microversion 2.5): '
+                    'admins and the service role every entry, a project\'s '
+                    'readers and members those of its own ARQs only.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/history',
+                     'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(HISTORY,
+                                         base.LEGACY_ADMIN_OR_OWNER)),
 ]
 
 

@@ -8,6 +8,7 @@ LIST = 'cyborg:device:get_all'
 SHOW = 'cyborg:device:get_one'
 DISABLE = 'cyborg:device:disable'
 ENABLE = 'cyborg:device:enable'
+HISTORY = 'cyborg:device:history'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -38,6 +39,16 @@ rules = [
                      'method': 'POST'}],
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(ENABLE, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=HISTORY, check_str=base.HISTORY_READER,
+        description='Read the history of a device (microversion 2.5): '
+                    'admins and the service role every entry, a project\'s '
+                    'readers and members those of its own ARQs only.',
+        operations=[{'path': '/v2/devices/{device_uuid}/history',
+                     'method': 'GET'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(HISTORY,
+                                         base.LEGACY_ADMIN_OR_OWNER)),
 ]
 
 

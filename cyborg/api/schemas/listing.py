@@ -112,7 +112,8 @@ class FilterPairs(declarations.Declaration):
                                                  % (pair, pair))}
 
 
-def _limit(max_limit):
+def limit_value(max_limit):
+    """The declaration of ``limit``: a page of 1 to ``max_limit`` items."""
     return declarations.Integer(
         minimum=1, maximum=max_limit, text=True,
         description='The largest number of items to return (the page '
@@ -147,7 +148,7 @@ class Listing:
             FilterPairs(self.filters),
             description='Upstream\'s form of the filters: field:value '
                         'pairs, comma-separated; repeatable.')
-        result['limit'] = _limit(max_limit)
+        result['limit'] = limit_value(max_limit)
         result['marker'] = declarations.Uuid(
             description='The uuid of the last item of the previous page '
                         '(from the ``next`` link).')

@@ -153,6 +153,37 @@ ARQ = _object(dict({
 }, **_timestamps(_ISO)), 'An accelerator request: one accelerator for '
                          'one instance.')
 
+HISTORY_ENTRY = _object({
+    'id': field('integer', 'The order of the entries; ``marker`` of the '
+                           'next page.', minimum=1),
+    'created_at': field('string', 'When it was recorded, ' + _ISO),
+    'device_uuid': field('string', 'The device.', nullable=True),
+    'deployable_uuid': field('string', 'The deployable; null for what '
+                                       'concerns the whole device.',
+                             nullable=True),
+    'event': field('string', 'What was done: %s (more kinds may come).'
+                   % ', '.join(vocabulary.HistoryEvent.ALL)),
+    'outcome': field({'enum': list(vocabulary.HistoryOutcome.ALL)}),
+    'reason': field('string', 'Why it failed; a disable\'s reason.',
+                    nullable=True),
+    'image_id': field('string', 'The Glance image of a program.',
+                      nullable=True),
+    'image_hash': field('string', 'Its os_hash_value, when Glance has one.',
+                        nullable=True),
+    'arq_uuid': field('string', 'The ARQ of a bind, unbind or delete.',
+                      nullable=True),
+    'instance_uuid': field('string', 'The instance of that ARQ.',
+                           nullable=True),
+    'arq_project_id': field('string', 'The project of that ARQ.',
+                            nullable=True),
+    'user_id': field('string', 'Who asked.', nullable=True),
+    'project_id': field('string', 'The project of who asked.',
+                        nullable=True),
+    'request_id': field('string', 'The request that asked.', nullable=True),
+    'agent': field('string', 'The host whose agent did it (programs, '
+                             'binds).', nullable=True),
+}, 'One change of a device or deployable (microversion 2.5).')
+
 NEXT = field('string', 'The next page, when this one is full.',
              format='uri')
 
@@ -214,6 +245,7 @@ SCHEMAS = {
     'Attribute': ATTRIBUTE,
     'DeviceProfile': DEVICE_PROFILE,
     'ARQ': ARQ,
+    'HistoryEntry': HISTORY_ENTRY,
     'Version': _VERSION,
     'VersionDocument': ROOT,
     'Fault': FAULT,

@@ -17,6 +17,7 @@ from cyborg.api.schemas import attributes
 from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
+from cyborg.api.schemas import history
 from cyborg.api.schemas import paths
 from cyborg.policies import arq as arq_policies
 from cyborg.policies import attribute as attribute_policies
@@ -91,6 +92,13 @@ _DEPLOYABLE = '/v2/deployables/{uuid}'
 _ATTRIBUTE = '/v2/attributes/{uuid}'
 _PROFILE = '/v2/device_profiles/{uuid_or_name}'
 _ARQ = '/v2/accelerator_requests/{uuid}'
+_HISTORY = ('From microversion 2.5 (below it an unknown path, 404): what '
+            'was done to the %s, newest first, a page at a time (``limit``, '
+            'and ``marker`` the ``id`` of the last entry of the previous '
+            'page). Admins and the service role see every entry, a '
+            'project\'s readers and members only those of their own ARQs. '
+            'The history takes no other method (405): nothing in the API '
+            'changes or deletes an entry.')
 
 ROUTES = (
     _public('GET', '/', 'listVersions', 'The API versions of the service',
@@ -118,6 +126,10 @@ ROUTES = (
     _route('POST', _DEVICE + '/enable', 'enableDevice',
            'Take a device out of maintenance', [device_policies.ENABLE],
            {200: None}, errors=(404,)),
+    _route('GET', _DEVICE + '/history', 'listDeviceHistory',
+           'The history of a device (from 2.5)', [device_policies.HISTORY],
+           {200: 'HistoryList'}, errors=(404,), query=history.LISTING,
+           description=_HISTORY % 'device'),
     # Deployables.
     _route('GET', '/v2/deployables', 'listDeployables', 'List deployables',
            [deployable_policies.LIST], {200: 'DeployableList'},
@@ -142,6 +154,11 @@ ROUTES = (
                        'the key ``{key}`` (usually one), each with the '
                        'attributes nested under it in ``children``. 404 '
                        'names the deployable and key when it has none.'),
+    _route('GET', _DEPLOYABLE + '/history', 'listDeployableHistory',
+           'The history of a deployable (from 2.5)',
+           [deployable_policies.HISTORY], {200: 'HistoryList'},
+           errors=(404,), query=history.LISTING,
+           description=_HISTORY % 'deployable'),
     _route('PATCH', _DEPLOYABLE + '/program', 'programDeployable',
            'Program a Glance bitstream into a deployable',
            [deployable_policies.PROGRAM], {200: 'Deployable'},

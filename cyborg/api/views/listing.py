@@ -82,7 +82,7 @@ def collection(resource, items, query, params, base_url):
     """
     body = {resource: items}
     if items and len(items) >= query.limit:
-        next_params = [(name, value) for name, value in _flat(params)
+        next_params = [(name, value) for name, value in flat(params)
                        if name not in ('marker', 'limit')]
         next_params += [('limit', str(query.limit)),
                         ('marker', items[-1]['uuid'])]
@@ -92,7 +92,9 @@ def collection(resource, items, query, params, base_url):
     return body
 
 
-def _flat(params):
+def flat(params):
+    """The query ``params`` as (name, value) pairs, by name, each value of
+    a repeated parameter apart."""
     for name in sorted(params):
         values = params[name]
         if not isinstance(values, (list, tuple)):

@@ -14,6 +14,7 @@ from pecan import rest
 from cyborg import exception
 from cyborg import objects
 from cyborg.api import microversions
+from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import deployables as deployable_schemas
 from cyborg.api.views import attributes as attribute_views
@@ -71,8 +72,13 @@ class DeployablesController(rest.RestController):
     def get_one(self, uuid, *remainder):
         """One deployable, not wrapped; from 2.4 also its attributes
         (``.../attributes``) or those with one key
-        (``.../attributes/{key}``)."""
+        (``.../attributes/{key}``); from 2.5 its history
+        (``.../history``)."""
         request = pecan.request
+        if history_controllers.is_history(remainder):
+            return history_controllers.page(
+                request, deployable_views.RESOURCE, uuid,
+                deployable_policies.HISTORY)
         if remainder:
             return self._attributes(request, uuid, remainder)
         request.context.can(deployable_policies.SHOW)

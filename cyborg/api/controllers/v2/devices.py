@@ -12,6 +12,7 @@ from pecan import rest
 from cyborg.common import vocabulary
 from cyborg import objects
 from cyborg.api import responses
+from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
 from cyborg.api.views import devices as device_views
@@ -20,7 +21,8 @@ from cyborg.policies import device as device_policies
 
 
 class DevicesController(rest.RestController):
-    """GET /v2/devices[/{uuid}], PATCH /v2/devices/{uuid}, POST enable/disable."""
+    """GET /v2/devices[/{uuid}[/history]], PATCH /v2/devices/{uuid}, POST
+    enable/disable."""
 
     _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
 
@@ -38,9 +40,16 @@ class DevicesController(rest.RestController):
                                        params, request.base_url)
 
     @pecan.expose('json')
-    def get_one(self, uuid):
-        """One device, not wrapped."""
+    def get_one(self, uuid, *remainder):
+        """One device, not wrapped; from 2.5 its history
+        (``.../history``)."""
         request = pecan.request
+        if remainder:
+            if not history_controllers.is_history(remainder):
+                pecan.abort(404)
+            return history_controllers.page(
+                request, device_views.RESOURCE, uuid,
+                device_policies.HISTORY)
         request.context.can(device_policies.SHOW)
         device = objects.Device.get_by_uuid(request.context, uuid)
         return device_views.one(device, request.version, request.base_url)

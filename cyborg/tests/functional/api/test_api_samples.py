@@ -69,6 +69,7 @@ fpgas:
 """
 FUNCTION = 'd8424dc4-a4a3-4c41-9f89-e433683f9040'
 MICROVERSION = {'OpenStack-API-Version': 'accelerator 2.3'}
+HISTORY_VERSION = {'OpenStack-API-Version': 'accelerator 2.5'}
 
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                   r'[0-9a-f]{12}')
@@ -211,6 +212,7 @@ class APISamplesTest(base.TestCase):
             request_sample='device-patch-req.json',
             response_sample='device-patch-resp.json')
         self._send('POST', path + '/enable')
+        return devices[0]['uuid']
 
     def _deployables(self):
         regions = self._send(
@@ -271,6 +273,14 @@ class APISamplesTest(base.TestCase):
         self.assertEqual('Bound', bound.json_body['state'],
                          bound.json_body.get('state_reason'))
 
+    def _histories(self, device_uuid, region):
+        self._send('GET', '/v2/devices/%s/history?limit=2' % device_uuid,
+                   headers=HISTORY_VERSION,
+                   response_sample='device-history-list-resp.json')
+        self._send('GET', '/v2/deployables/%s/history' % region['uuid'],
+                   headers=HISTORY_VERSION,
+                   response_sample='deployable-history-list-resp.json')
+
     def _fleet(self):
         self._send('GET', '/v2/fleet',
                    headers={'Accept': 'application/json'},
@@ -278,11 +288,12 @@ class APISamplesTest(base.TestCase):
 
     def test_samples_are_real_answers(self):
         self._versions()
-        self._devices()
+        device_uuid = self._devices()
         region = self._deployables()
         self._attributes(region)
         self._device_profiles()
         self._accelerator_requests(region)
+        self._histories(device_uuid, region)
         self._fleet()
         problems = self._check_samples() + self._check_api_ref()
         self.assertEqual([], problems, '\n'.join(problems))

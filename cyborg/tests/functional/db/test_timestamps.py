@@ -18,6 +18,7 @@ from cyborg import context as cyborg_context
 from cyborg.conductor import inventory_report
 from cyborg.db import models
 from cyborg.db.queries import arq_binding as arq_binding_queries
+from cyborg.db.queries import history as history_queries
 from cyborg.db.queries import services as services_queries
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
@@ -56,6 +57,8 @@ class TimestampValuesTestMixin:
                                           'cyborg-agent', MOMENT)
         # An (empty) inventory report writes the host's lock row.
         inventory_report.apply(self.context, 'host-1', [])
+        history_queries.append(self.context, [{
+            'created_at': MOMENT, 'event': 'enable', 'outcome': 'ok'}])
         written = {}
         with self.database.engine.begin() as connection:
             for table in models.Base.metadata.sorted_tables:

@@ -6,7 +6,7 @@ from cyborg.api import microversions
 from cyborg import exception
 from cyborg.tests import base
 
-RANGE = 'The supported version range is: [2.0, 2.4].'
+RANGE = 'The supported version range is: [2.0, 2.5].'
 
 
 def version(text):
@@ -37,7 +37,7 @@ class TestParse(base.TestCase):
 
     def test_latest_is_the_maximum(self):
         for value in ('latest', 'accelerator latest', 'Latest'):
-            self.assertEqual(version('2.4'), microversions.parse(value))
+            self.assertEqual(version('2.5'), microversions.parse(value))
 
     def test_other_services_are_ignored(self):
         self.assertEqual(version('2.0'), microversions.parse('compute 2.90'))
@@ -46,8 +46,8 @@ class TestParse(base.TestCase):
 
     def test_minor_above_maximum(self):
         self.assertNotAcceptable(
-            'accelerator 2.5',
-            'Version 2.5 was requested but the minor version is not '
+            'accelerator 2.6',
+            'Version 2.6 was requested but the minor version is not '
             'supported by this service. ' + RANGE)
         self.assertNotAcceptable(
             '2.10',
@@ -100,13 +100,17 @@ class TestPredicates(base.TestCase):
             self.assertFalse(predicate(version('2.3')), predicate.__name__)
             self.assertTrue(predicate(version('2.4')), predicate.__name__)
 
+    def test_history_from_2_5(self):
+        self.assertFalse(microversions.supports_history(version('2.4')))
+        self.assertTrue(microversions.supports_history(version('2.5')))
+
 
 class TestResponseHeaders(base.TestCase):
 
     def test_negotiated_version(self):
         self.assertEqual({
             'OpenStack-API-Minimum-Version': '2.0',
-            'OpenStack-API-Maximum-Version': '2.4',
+            'OpenStack-API-Maximum-Version': '2.5',
             'OpenStack-API-Version': 'accelerator 2.2',
             'Vary': 'OpenStack-API-Version',
         }, microversions.response_headers(version('2.2')))
@@ -114,6 +118,6 @@ class TestResponseHeaders(base.TestCase):
     def test_no_version_for_a_refused_request(self):
         self.assertEqual({
             'OpenStack-API-Minimum-Version': '2.0',
-            'OpenStack-API-Maximum-Version': '2.4',
+            'OpenStack-API-Maximum-Version': '2.5',
             'Vary': 'OpenStack-API-Version',
         }, microversions.response_headers(None))

@@ -37,10 +37,12 @@ CHECKED_IN = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
     'source' / 'openapi.json'
 REGENERATE = 'python -m cyborg.api.openapi > api-ref/source/openapi.json'
 UUID = '2b0dfcab-6812-4d5b-afe5-5bbb13cc5375'
-VERSIONS = ('2.0', '2.1', '2.2', '2.3', '2.4')
+VERSIONS = ('2.0', '2.1', '2.2', '2.3', '2.4', '2.5')
 # The routes that exist from a microversion on (an unknown path below it).
 ROUTES_FROM = {'/v2/deployables/{uuid}/attributes': '2.4',
-               '/v2/deployables/{uuid}/attributes/{key}': '2.4'}
+               '/v2/deployables/{uuid}/attributes/{key}': '2.4',
+               '/v2/devices/{uuid}/history': '2.5',
+               '/v2/deployables/{uuid}/history': '2.5'}
 METHODS = ('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE')
 
 
@@ -350,8 +352,10 @@ class TestAnswersMatchTheDocument(real_app.RealAppTestCase):
                         'OpenStack-API-Version': first}).json_body)
 
     def test_routes_of_a_microversion_are_unknown_below_it(self):
+        uuids = {'devices': self.tree.device.uuid,
+                 'deployables': self.tree.deployable.uuid}
         for path, first in ROUTES_FROM.items():
-            path = path.replace('{uuid}', self.tree.deployable.uuid).replace(
+            path = path.replace('{uuid}', uuids[path.split('/')[2]]).replace(
                 '{key}', 'rc')
             major, minor = first.split('.')
             before = '%s.%d' % (major, int(minor) - 1)

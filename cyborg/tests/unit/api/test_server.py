@@ -88,7 +88,7 @@ class TestServer(base.TestCase):
         self.addCleanup(api_server.stop)
         status, headers, body = get(
             'http://127.0.0.1:%d/v2' % api_server.port,
-            headers={'OpenStack-API-Version': 'accelerator 2.5'})
+            headers={'OpenStack-API-Version': 'accelerator 2.99'})
         self.assertEqual(406, status)
         self.assertEqual('application/json', headers['Content-Type'])
         self.assertIn('minor version is not supported',

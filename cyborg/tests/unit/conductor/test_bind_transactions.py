@@ -334,10 +334,11 @@ class StatementCountTests(BindingTestsBase):
     # claim: take the leases, read the leased ARQs, lock the deployables
     # being programmed, lock the free handles (with whether an ARQ holds
     # one), take them, record them on the ARQs. finish: lock the
-    # instances' ARQs, end the binds (leasing their events). Then the
+    # instances' ARQs, append the binds to their deployables' history (one
+    # INSERT ... SELECT), end the binds (leasing their events). Then the
     # events Nova was given are no longer owed (one more).
     CLAIM = 6
-    FINISH = 2
+    FINISH = 3
 
     def count(self, arq_count, binder=None):
         instance = uuidutils.generate_uuid()

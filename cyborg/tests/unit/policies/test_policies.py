@@ -21,6 +21,7 @@ from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
 from cyborg.policies import fleet
+from cyborg.policies import history
 from cyborg.tests import base
 
 # Every rule upstream's clients and Nova rely on, and its default.
@@ -48,6 +49,10 @@ EXPECTED_DEFAULTS = {
     'cyborg:attribute:create': 'role:admin',
     'cyborg:attribute:delete': 'role:admin',
     'cyborg:fleet:get': base_policies.MANAGER_OR_ADMIN,
+    # Microversion 2.5's, Cyborg's own: the caller's own ARQs' entries
+    # for a project's readers and members (cyborg.policies.history).
+    'cyborg:device:history': base_policies.HISTORY_READER,
+    'cyborg:deployable:history': base_policies.HISTORY_READER,
 }
 
 
@@ -126,7 +131,8 @@ class TestRuleDefinitions(PolicyTestCase):
             device.ENABLE, deployable.LIST, deployable.SHOW,
             deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
-            attribute.CREATE, attribute.DELETE, fleet.GET}
+            attribute.CREATE, attribute.DELETE, fleet.GET, device.HISTORY,
+            deployable.HISTORY}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 
@@ -217,6 +223,22 @@ class TestAuthorize(PolicyTestCase):
                              rule)
             self.assertFalse(make_context(['manager']).can(
                 rule, {'project_id': 'project-2'}, fatal=False), rule)
+
+    def test_history_is_read_by_readers_and_members_of_their_arqs(self):
+        for rule in (device.HISTORY, deployable.HISTORY):
+            for roles in (['admin'], ['service'], ['reader'], ['member']):
+                self.assertTrue(make_context(roles).can(rule), (rule, roles))
+            self.assertFalse(make_context(['manager']).can(
+                rule, fatal=False), rule)
+        # Who sees which entries, once the rule passed.
+        self.assertIsNone(history.arq_project_filter(
+            make_context(['admin'], is_admin=None)))
+        self.assertIsNone(history.arq_project_filter(
+            make_context(['service'], project_id='service-project')))
+        self.assertEqual('project-1', history.arq_project_filter(
+            make_context(['member'], project_id='project-1')))
+        self.assertEqual(history.NO_PROJECT, history.arq_project_filter(
+            make_context(['reader'], project_id=None)))
 
     def test_system_scoped_admin_is_refused(self):
         context = cyborg_context.RequestContext(
