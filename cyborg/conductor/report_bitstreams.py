@@ -18,8 +18,10 @@ the device, whichever way they differ, because the device is the truth:
   tell what it holds.
 
 A deployable whose programming lock is held (a programming or a bind's
-programming under way) keeps its record: the programming records the
-outcome itself, and a report collected before it ended would undo it.
+programming under way) keeps its record, as the database holds it when the
+report writes (the programming may have recorded its outcome since the
+report read the row): the programming records the outcome itself, and a
+report collected before it ended would undo it.
 
 Bound ARQs keep the rows they hold (``inventory_report``), not the record
 of an image the device no longer holds: the record is cleared all the

@@ -52,12 +52,18 @@ class DeployableWrites:
                 if row['rp_uuid'] is None and deployable.offers_accelerators():
                     columns['rp_uuid'] = self._new_rp_uuid(deployable.name)
                 if any(row[name] != value for name, value in columns.items()):
-                    updates.append(dict(columns, id=row['id'],
-                                        updated_at=self.now))
+                    # A row being programmed keeps the image the database
+                    # holds when it is written, not the one read here: the
+                    # programming may have recorded its own since.
+                    updates.append(dict(
+                        columns, id=row['id'], updated_at=self.now,
+                        keep_bitstream_id=report_bitstreams.being_programmed(
+                            row, self.now)))
                 if row['bitstream_id'] != columns['bitstream_id']:
                     self.bitstream_changes.append(
                         (row, row['bitstream_id'], columns['bitstream_id']))
-            inventory.update_rows(self.context, inventory.Deployable, updates)
+            inventory.update_rows(self.context, inventory.Deployable, updates,
+                                  kept=('bitstream_id',))
             inserted = inventory.insert_rows(
                 self.context, inventory.Deployable, new_rows)
             for row in new_rows:

@@ -134,19 +134,29 @@ def insert_rows(context, table, rows):
 
 
 @db_api.writer
-def update_rows(context, table, rows):
+def update_rows(context, table, rows, kept=()):
     """Set the columns of each row dict on the row whose id is its ``id``.
 
     Every dict has the same keys; one executemany UPDATE for all of them.
+    A column named in ``kept`` is left as the database holds it at the
+    UPDATE on the rows whose dict says ``keep_<column>``: a change
+    committed since the row was read is not undone.
     """
     if not rows:
         return
-    columns = [name for name in rows[0] if name != 'id']
+    flags = {'keep_' + name for name in kept}
+    columns = [name for name in rows[0] if name != 'id' and name not in flags]
+    values = {name: sa.bindparam('new_' + name) for name in columns}
+    for name in kept:
+        values[name] = sa.case(
+            (sa.bindparam('keep_' + name, type_=sa.Boolean), table.c[name]),
+            else_=values[name])
     statement = sa.update(table).where(
-        table.c.id == sa.bindparam('row_id')).values(
-        {name: sa.bindparam('new_' + name) for name in columns})
+        table.c.id == sa.bindparam('row_id')).values(values)
     parameters = [dict({'new_' + name: row[name] for name in columns},
-                       row_id=row['id']) for row in rows]
+                       row_id=row['id'],
+                       **{flag: bool(row.get(flag)) for flag in flags})
+                  for row in rows]
     context.session.connection().execute(statement, parameters)
 
 

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.conductor import inventory_report
+from cyborg.db.queries import inventory as inventory_queries
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.conductor import test_inventory_report as cases
@@ -144,6 +145,41 @@ class BitstreamTests:
                     datetime.timedelta(minutes=5))
         self.apply('compute-1', card())
         self.assertIsNone(self.deployable(REGION)['bitstream_id'])
+
+    def test_a_programming_recorded_during_the_report_stands(self):
+        # The report reads the region while its programming lock is held;
+        # the programming records its image and frees the lock before the
+        # report writes the region's other columns (the new VFs). The
+        # report must not write back the image it read.
+        self.apply('compute-1', card())
+        now = datetime.datetime.now(datetime.timezone.utc).replace(
+            tzinfo=None)
+        self.record(None, programming_owner='conductor/1/x',
+                    programming_expires_at=now + datetime.timedelta(
+                        minutes=5))
+        update_rows = inventory_queries.update_rows
+        deployables = cases.TABLES['deployables']
+        finished = []
+
+        def programming_finishes_first(context, table, rows, **kwargs):
+            # Once, just before the UPDATE that writes the region.
+            if table is inventory_queries.Deployable and rows and \
+                    not finished:
+                finished.append(True)
+                context.session.connection().execute(
+                    sa.update(deployables).where(
+                        deployables.c.name == REGION).values(
+                        bitstream_id=IMAGE, programming_owner=None,
+                        programming_expires_at=None))
+            return update_rows(context, table, rows, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.db.queries.inventory.update_rows',
+            programming_finishes_first))
+        # Programmed, the region offers 3 VFs instead of 1: its row changes.
+        self.apply('compute-1', card(IMAGE))
+
+        self.assertEqual(IMAGE, self.deployable(REGION)['bitstream_id'])
 
     def test_a_bound_region_that_came_back_blank(self):
         self.apply('compute-1', card(IMAGE))
