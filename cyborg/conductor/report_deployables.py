@@ -48,20 +48,9 @@ class DeployableWrites:
                         created_at=self.now))
                     continue
                 deployable_ids[(device_id, deployable.name)] = row['id']
-                columns['rp_uuid'] = row['rp_uuid']
-                if row['rp_uuid'] is None and deployable.offers_accelerators():
-                    columns['rp_uuid'] = self._new_rp_uuid(deployable.name)
-                if any(row[name] != value for name, value in columns.items()):
-                    # A row being programmed keeps the image the database
-                    # holds when it is written, not the one read here: the
-                    # programming may have recorded its own since.
-                    updates.append(dict(
-                        columns, id=row['id'], updated_at=self.now,
-                        keep_bitstream_id=report_bitstreams.being_programmed(
-                            row, self.now)))
-                if row['bitstream_id'] != columns['bitstream_id']:
-                    self.bitstream_changes.append(
-                        (row, row['bitstream_id'], columns['bitstream_id']))
+                update = self._update_of(deployable, row, columns)
+                if update is not None:
+                    updates.append(update)
             inventory.update_rows(self.context, inventory.Deployable, updates,
                                   kept=('bitstream_id',))
             inserted = inventory.insert_rows(
@@ -76,6 +65,25 @@ class DeployableWrites:
                 for deployable, device_id, _, root_id in level
                 for child in deployable.children]
         return deployable_ids
+
+    def _update_of(self, deployable, row, columns):
+        """The update of the existing ``row`` of the reported ``deployable``
+        to ``columns`` (and its provider uuid), or None when it is up to
+        date; a changed ``bitstream_id`` is noted in ``bitstream_changes``."""
+        columns['rp_uuid'] = row['rp_uuid']
+        if row['rp_uuid'] is None and deployable.offers_accelerators():
+            columns['rp_uuid'] = self._new_rp_uuid(deployable.name)
+        if row['bitstream_id'] != columns['bitstream_id']:
+            self.bitstream_changes.append(
+                (row, row['bitstream_id'], columns['bitstream_id']))
+        if all(row[name] == value for name, value in columns.items()):
+            return None
+        # A row being programmed keeps the image the database holds when it
+        # is written, not the one read here: the programming may have
+        # recorded its own since.
+        return dict(columns, id=row['id'], updated_at=self.now,
+                    keep_bitstream_id=report_bitstreams.being_programmed(
+                        row, self.now))
 
     def _new_rp_uuid(self, name):
         """The provider uuid of a new deployable ``name``: the derived one
