@@ -30,8 +30,12 @@ MAX_HEADER = 'OpenStack-API-Maximum-Version'
 #   2.5 - GET /v2/devices/{uuid}/history and /v2/deployables/{uuid}/history:
 #         what was programmed, bound, unbound, enabled and disabled, newest
 #         first
+#   2.6 - fleet operations: devices and deployables carry health and drain
+#         (?health= and ?drain= filter them); drain, undrain and
+#         clear_health actions; ARQs listed by ?device_uuid= and
+#         ?deployable_uuid=; POST /v2/bitstreams/{image_id}/prefetch
 MIN_VERSION = microversion_parse.Version(2, 0)
-MAX_VERSION = microversion_parse.Version(2, 5)
+MAX_VERSION = microversion_parse.Version(2, 6)
 
 # A requested version is MAJOR.MINOR, both plain non-negative integers.
 _VERSION_PATTERN = re.compile(r'^(\d+)\.(\d+)$')
@@ -95,6 +99,14 @@ def supports_history(version):
     """Whether GET /v2/devices/{uuid}/history and
     /v2/deployables/{uuid}/history exist (2.5)."""
     return version >= microversion_parse.Version(2, 5)
+
+
+def supports_fleet_operations(version):
+    """Whether devices and deployables carry health and drain, take the
+    drain, undrain and clear_health actions and the ``health`` and
+    ``drain`` filters, ARQs the ``device_uuid`` and ``deployable_uuid``
+    filters, and bitstreams can be prefetched (2.6)."""
+    return version >= microversion_parse.Version(2, 6)
 
 
 def requested_value(header_value):

@@ -52,6 +52,8 @@ TABLES = {
         'std_board_info': TEXT, 'vendor_board_info': TEXT,
         'hostname': string(HOST_LENGTH), 'status': string(30),
         'status_reason': string(255),
+        'health': string(16), 'health_reason': string(255),
+        'healthy_reports': INTEGER,
     },
     'Deployable': {
         'id': INTEGER, 'uuid': UUID, 'parent_id': INTEGER,
@@ -59,6 +61,8 @@ TABLES = {
         'num_accelerators': INTEGER, 'device_id': INTEGER,
         'driver_name': string(100), 'rp_uuid': UUID, 'bitstream_id': UUID,
         'programming_owner': string(HOST_LENGTH),
+        'health': string(16), 'health_reason': string(255),
+        'healthy_reports': INTEGER,
     },
     'Attribute': {
         'id': INTEGER, 'uuid': UUID, 'deployable_id': INTEGER,

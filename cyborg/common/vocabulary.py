@@ -29,6 +29,34 @@ class DeviceStatus:
     ALL = (ENABLED, MAINTAINING)
 
 
+class Health:
+    """How a device or deployable is faring, as its driver reports it.
+
+    ``degraded`` is a transient fault: the device is out of Placement's
+    offer until enough healthy reports in a row bring it back (``[health]
+    recovery_reports``). ``failed`` is fatal: it stays out until an
+    operator clears it. Bound ARQs keep what they hold in both.
+    """
+
+    HEALTHY = 'healthy'
+    DEGRADED = 'degraded'
+    FAILED = 'failed'
+    ALL = (HEALTHY, DEGRADED, FAILED)
+
+
+class DrainState:
+    """Where the drain of a device or deployable stands (never stored).
+
+    ``draining``: an operator asked that no new bind land on it and an ARQ
+    still holds one of its attach handles; ``drained``: asked, and none
+    holds one any more. Not drained at all reads as null.
+    """
+
+    DRAINING = 'draining'
+    DRAINED = 'drained'
+    ALL = (DRAINING, DRAINED)
+
+
 class AttachHandleType:
     """How Nova attaches a handle: PCI function, mediated device, or fake PCI."""
 

@@ -117,6 +117,7 @@ class Device(Base):
         sa.Index('devices_type_idx', 'type'),
         sa.Index('devices_vendor_idx', 'vendor'),
         sa.Index('devices_status_idx', 'status'),
+        sa.Index('devices_health_idx', 'health'),
     )
 
     id = orm.mapped_column(_devices('id'), primary_key=True)
@@ -132,6 +133,20 @@ class Device(Base):
     status = orm.mapped_column(_devices('status'), nullable=False,
                                default=vocabulary.DeviceStatus.ENABLED)
     status_reason = orm.mapped_column(_devices('status_reason'), nullable=True)
+    # Health (cyborg.common.vocabulary.Health) as the driver's reports
+    # and the conductor's checks left it, why and since when;
+    # ``healthy_reports`` counts the healthy reports in a row since the last
+    # fault (recovery). ``drain_since``: when an operator asked that no new
+    # bind land here, NULL when not drained.
+    health = orm.mapped_column(_devices('health'), nullable=False,
+                               default=vocabulary.Health.HEALTHY,
+                               server_default=vocabulary.Health.HEALTHY)
+    health_reason = orm.mapped_column(_devices('health_reason'), nullable=True)
+    health_since = orm.mapped_column(Timestamp, nullable=True)
+    healthy_reports = orm.mapped_column(
+        _devices('healthy_reports'), nullable=False, default=0,
+        server_default='0')
+    drain_since = orm.mapped_column(Timestamp, nullable=True)
 
 
 class Deployable(Base):
@@ -150,6 +165,7 @@ class Deployable(Base):
         sa.Index('deployables_root_id_idx', 'root_id'),
         sa.Index('deployables_driver_name_idx', 'driver_name'),
         sa.Index('deployables_bitstream_id_idx', 'bitstream_id'),
+        sa.Index('deployables_health_idx', 'health'),
     )
 
     id = orm.mapped_column(_deployables('id'), primary_key=True)
@@ -182,6 +198,21 @@ class Deployable(Base):
     programming_owner = orm.mapped_column(
         _deployables('programming_owner'), nullable=True)
     programming_expires_at = orm.mapped_column(Timestamp, nullable=True)
+    # Health (cyborg.common.vocabulary.Health) as the device's reports
+    # and the conductor's checks left it, why and since when;
+    # ``healthy_reports`` counts the healthy reports in a row since the last
+    # fault (recovery). ``drain_since``: when an operator asked that no new
+    # bind land here, NULL when not drained.
+    health = orm.mapped_column(_deployables('health'), nullable=False,
+                               default=vocabulary.Health.HEALTHY,
+                               server_default=vocabulary.Health.HEALTHY)
+    health_reason = orm.mapped_column(_deployables('health_reason'),
+                                      nullable=True)
+    health_since = orm.mapped_column(Timestamp, nullable=True)
+    healthy_reports = orm.mapped_column(
+        _deployables('healthy_reports'), nullable=False, default=0,
+        server_default='0')
+    drain_since = orm.mapped_column(Timestamp, nullable=True)
     # A derived copy of the deployable's attributes, kept by the attribute
     # writers so that a list reads one column instead of aggregating the
     # attributes table per row: ``attributes_list`` is the JSON text the API

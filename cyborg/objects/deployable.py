@@ -17,7 +17,8 @@ class Deployable(base.TableObject):
     """
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: health, health_reason, health_since and drain_since
+    VERSION = '1.1'
 
     _queries = deployable_queries
     _list_query = 'list_deployables'
@@ -35,9 +36,15 @@ class Deployable(base.TableObject):
         'rp_uuid': fields.UUIDField(nullable=True),
         'bitstream_id': fields.StringField(nullable=True),
         'attributes_list': fields.ListOfDictOfNullableStringsField(),
+        **fields.health_and_drain(),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }
+
+    def obj_make_compatible(self, primitive, target_version):
+        """Backport to ``target_version``: 1.0 has no health or drain."""
+        super().obj_make_compatible(primitive, target_version)
+        fields.drop_health_and_drain(primitive, target_version)
 
     @classmethod
     def _from_result(cls, context, result):

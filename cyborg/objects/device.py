@@ -11,7 +11,8 @@ class Device(base.TableObject):
     """An accelerator card: its kind, vendor, model, host and status."""
 
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: health, health_reason, health_since and drain_since
+    VERSION = '1.1'
 
     _queries = device_queries
     _list_query = 'list_devices'
@@ -29,9 +30,15 @@ class Device(base.TableObject):
         'status': fields.DeviceStatusField(
             default=vocabulary.DeviceStatus.ENABLED),
         'status_reason': fields.StringField(nullable=True),
+        **fields.health_and_drain(),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }
+
+    def obj_make_compatible(self, primitive, target_version):
+        """Backport to ``target_version``: 1.0 has no health or drain."""
+        super().obj_make_compatible(primitive, target_version)
+        fields.drop_health_and_drain(primitive, target_version)
 
     @classmethod
     def get_by_id(cls, context, device_id):

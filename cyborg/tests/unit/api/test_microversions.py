@@ -37,7 +37,7 @@ class TestParse(base.TestCase):
 
     def test_latest_is_the_maximum(self):
         for value in ('latest', 'accelerator latest', 'Latest'):
-            self.assertEqual(version('2.5'), microversions.parse(value))
+            self.assertEqual(version('2.6'), microversions.parse(value))
 
     def test_other_services_are_ignored(self):
         self.assertEqual(version('2.0'), microversions.parse('compute 2.90'))
@@ -110,7 +110,7 @@ class TestResponseHeaders(base.TestCase):
     def test_negotiated_version(self):
         self.assertEqual({
             'OpenStack-API-Minimum-Version': '2.0',
-            'OpenStack-API-Maximum-Version': '2.5',
+            'OpenStack-API-Maximum-Version': '2.6',
             'OpenStack-API-Version': 'accelerator 2.2',
             'Vary': 'OpenStack-API-Version',
         }, microversions.response_headers(version('2.2')))
@@ -118,6 +118,6 @@ class TestResponseHeaders(base.TestCase):
     def test_no_version_for_a_refused_request(self):
         self.assertEqual({
             'OpenStack-API-Minimum-Version': '2.0',
-            'OpenStack-API-Maximum-Version': '2.5',
+            'OpenStack-API-Maximum-Version': '2.6',
             'Vary': 'OpenStack-API-Version',
         }, microversions.response_headers(None))

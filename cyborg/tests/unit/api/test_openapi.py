@@ -37,7 +37,7 @@ CHECKED_IN = pathlib.Path(__file__).resolve().parents[4] / 'api-ref' / \
     'source' / 'openapi.json'
 REGENERATE = 'python -m cyborg.api.openapi > api-ref/source/openapi.json'
 UUID = '2b0dfcab-6812-4d5b-afe5-5bbb13cc5375'
-VERSIONS = ('2.0', '2.1', '2.2', '2.3', '2.4', '2.5')
+VERSIONS = ('2.0', '2.1', '2.2', '2.3', '2.4', '2.5', '2.6')
 # The routes that exist from a microversion on (an unknown path below it).
 ROUTES_FROM = {'/v2/deployables/{uuid}/attributes': '2.4',
                '/v2/deployables/{uuid}/attributes/{key}': '2.4',
