@@ -19,7 +19,6 @@ import weakref
 import os_resource_classes
 import os_traits
 
-from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg.conductor import report_validation
 from cyborg.db.queries import placement as placement_queries
@@ -126,9 +125,9 @@ def desired_providers(context, host):
                             '%r; it is left out of Placement',
                             source.deployable_name, host, trait)
         total = source.num_accelerators
-        reserved = (total
-                    if source.device_status == vocabulary.DeviceStatus.MAINTAINING
-                    else 0)
+        # A device in maintenance, unhealthy or drained takes no new bind:
+        # its whole inventory is reserved; allocations stay as they are.
+        reserved = 0 if source.offered else total
         desired[source.rp_uuid] = DesiredProvider(
             source.rp_uuid, '%s_%s' % (host, source.deployable_name),
             resource_class, total, reserved, frozenset(traits))

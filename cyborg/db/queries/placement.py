@@ -8,7 +8,9 @@ traits.
 import collections
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
+from cyborg.common import vocabulary
 from cyborg.db import api as db_api
 from cyborg.db import models
 
@@ -18,7 +20,7 @@ TRAIT_KEY_PREFIX = 'trait'
 # One deployable that may be a resource provider, with the facts Placement needs.
 ProviderSource = collections.namedtuple('ProviderSource', [
     'deployable_id', 'deployable_name', 'num_accelerators', 'rp_uuid',
-    'device_uuid', 'device_status', 'resource_class', 'traits'])
+    'device_uuid', 'device_status', 'resource_class', 'traits', 'offered'])
 
 
 def is_placement_key(key):
@@ -26,13 +28,33 @@ def is_placement_key(key):
     return key == RESOURCE_CLASS_KEY or key.startswith(TRAIT_KEY_PREFIX)
 
 
+def offered_sql(deployable=models.Deployable, device=models.Device):
+    """Whether a new bind may land on a deployable, as an SQL truth value
+    of its row and its device's: the device is enabled, and neither the
+    device, nor the deployable, nor its parent or root deployable is
+    unhealthy (degraded or failed) or drained (or draining). Placement is
+    told the rest is reserved (``placement_sync``)."""
+    above = orm.aliased(models.Deployable, name='above_deployable')
+    return sa.and_(
+        device.status == vocabulary.DeviceStatus.ENABLED,
+        device.health == vocabulary.Health.HEALTHY,
+        deployable.health == vocabulary.Health.HEALTHY,
+        device.drain_since.is_(None),
+        deployable.drain_since.is_(None),
+        ~sa.exists().where(
+            above.id.in_((deployable.parent_id, deployable.root_id)),
+            sa.or_(above.health != vocabulary.Health.HEALTHY,
+                   above.drain_since.is_not(None))))
+
+
 @db_api.reader
 def provider_sources_of_host(context, host):
     """The deployables of ``host`` that offer accelerators, in two queries.
 
     Each comes with its device's uuid and status, its resource class (the
-    value of its newest top-level ``rc`` attribute, None without one) and
-    the values of its top-level ``trait*`` attributes, in creation order.
+    value of its newest top-level ``rc`` attribute, None without one), the
+    values of its top-level ``trait*`` attributes, in creation order, and
+    whether a new bind may land on it (``offered``, ``offered_sql``).
     Deployables without accelerators or without an rp_uuid are left out.
     """
     deployable = models.Deployable
@@ -45,6 +67,7 @@ def provider_sources_of_host(context, host):
     deployables_query = sa.select(
         deployable.id, deployable.name, deployable.num_accelerators,
         deployable.rp_uuid, device.uuid, device.status,
+        offered_sql().label('offered'),
     ).join(device, deployable.device_id == device.id).where(
         of_host).order_by(deployable.id)
     found = context.session.execute(deployables_query).all()
@@ -74,6 +97,6 @@ def provider_sources_of_host(context, host):
     return [ProviderSource(deployable_id, name, num_accelerators, rp_uuid,
                            device_uuid, device_status,
                            resource_classes.get(deployable_id),
-                           tuple(traits[deployable_id]))
+                           tuple(traits[deployable_id]), bool(offered))
             for (deployable_id, name, num_accelerators, rp_uuid, device_uuid,
-                 device_status) in found]
+                 device_status, offered) in found]
