@@ -19,6 +19,7 @@ from cyborg.api.schemas import arq_patch
 from cyborg.common import columns
 from cyborg.api.schemas import declarations
 from cyborg.api.schemas import listing
+from cyborg.api.schemas import resources
 from cyborg.objects import arq_binding
 
 BIND_STATE_RESOLVED = 'resolved'
@@ -30,22 +31,49 @@ PROJECT_ID_PATH = arq_patch.PROJECT_ID_PATH
 PROJECT_ID_NEEDS_VERSION = ('Request not acceptable. The minimal required API '
                             'version should be 2.1')
 
+_SORT_KEYS = ('uuid', 'state', 'device_profile_name',
+              'device_profile_group_id', 'hostname', 'instance_uuid',
+              'created_at', 'updated_at')
+_BIND_STATE = declarations.Enum(
+    (BIND_STATE_RESOLVED,),
+    messages={'choice': 'bind_state must be resolved, not {value!r}'})
+# The operator views of microversion 2.6: the ARQs holding an attach
+# handle of one device, or of one deployable or a deployable below it.
+HOLDER_FILTERS = ('device_uuid', 'deployable_uuid')
+_HOLDER = declarations.Uuid(normalize=True,
+                            extensions={resources.MICROVERSION: '2.6'})
+_DESCRIPTIONS = {
+    'instance': 'Only the ARQs of this instance.',
+    'bind_state': 'With ``instance``: 423 while any of its ARQs is '
+                  'still to be resolved (not Bound, BindFailed or '
+                  'Deleting). Without ``instance``: only the resolved '
+                  'ARQs (Bound, BindFailed or Deleting), as upstream '
+                  'lists them.',
+    'device_uuid': 'From microversion 2.6: only the ARQs holding an '
+                   'attach handle of this device, whatever their state '
+                   '(the instances that lose their accelerator if the '
+                   'card goes); an unknown device lists none. Below 2.6 '
+                   'an unknown parameter (400). Not in upstream Cyborg.',
+    'deployable_uuid': 'From microversion 2.6: only the ARQs holding an '
+                       'attach handle of this deployable or of one below '
+                       'it in its tree, whatever their state; an unknown '
+                       'deployable lists none. Below 2.6 an unknown '
+                       'parameter (400). Not in upstream Cyborg.',
+}
+
+# The newest query, which the route table documents; the one below 2.6 is
+# the same without the holder filters.
 LISTING = listing.Listing(
     filters={'instance': listing.uuid_value},
-    sort_keys=('uuid', 'state', 'device_profile_name',
-               'device_profile_group_id', 'hostname', 'instance_uuid',
-               'created_at', 'updated_at'),
-    extra={'bind_state': declarations.Enum(
-        (BIND_STATE_RESOLVED,),
-        messages={'choice': 'bind_state must be resolved, not {value!r}'})},
-    descriptions={
-        'instance': 'Only the ARQs of this instance.',
-        'bind_state': 'With ``instance``: 423 while any of its ARQs is '
-                      'still to be resolved (not Bound, BindFailed or '
-                      'Deleting). Without ``instance``: only the resolved '
-                      'ARQs (Bound, BindFailed or Deleting), as upstream '
-                      'lists them.',
-    })
+    sort_keys=_SORT_KEYS,
+    extra=dict({'bind_state': _BIND_STATE},
+               **dict.fromkeys(HOLDER_FILTERS, _HOLDER)),
+    descriptions=_DESCRIPTIONS)
+_LISTING_BEFORE_2_6 = listing.Listing(
+    filters={'instance': listing.uuid_value},
+    sort_keys=_SORT_KEYS,
+    extra={'bind_state': _BIND_STATE},
+    descriptions=_DESCRIPTIONS)
 
 CREATE = declarations.Object(
     fields={
@@ -92,17 +120,24 @@ DELETE_QUERY = {
 }
 
 
-def list_query(params, max_limit):
-    """The validated query of GET /v2/accelerator_requests.
+def list_query(params, max_limit, version):
+    """The validated query of GET /v2/accelerator_requests at ``version``.
 
     ``instance`` becomes the ``instance_uuid`` filter; ``bind_state``
     (only ``resolved``) is in ``extra``: with ``instance`` it asks for the
     instance's ARQs once all are resolved, without one for the resolved
-    ARQs (``RESOLVED_STATES``).
+    ARQs (``RESOLVED_STATES``). From 2.6 ``device_uuid`` and
+    ``deployable_uuid`` (dashed, lower case) become filters of the same
+    names.
     """
-    query = LISTING.parse(params, max_limit)
+    query_listing = LISTING if microversions.supports_fleet_operations(
+        version) else _LISTING_BEFORE_2_6
+    query = query_listing.parse(params, max_limit)
     if 'instance' in query.filters:
         query.filters['instance_uuid'] = query.filters.pop('instance')
+    for name in HOLDER_FILTERS:
+        if name in query.extra:
+            query.filters[name] = query.extra.pop(name)
     return query
 
 

@@ -88,15 +88,55 @@ _LIST_PAGE = sa.select(
     models.AttachHandle, ARQ.attach_handle_id == models.AttachHandle.id)
 
 
+def _deployable_tree(deployable_uuid):
+    """The ids of the deployable ``deployable_uuid`` and of every one
+    below it in its tree: a recursive common table expression."""
+    deployables = models.Deployable.__table__
+    tree = sa.select(deployables.c.id).where(
+        deployables.c.uuid == deployable_uuid).cte(
+            'deployable_tree', recursive=True)
+    return tree.union_all(sa.select(deployables.c.id).where(
+        deployables.c.parent_id == tree.c.id))
+
+
+def _held_of(filters):
+    """``filters`` without the holder filters (``device_uuid``,
+    ``deployable_uuid``: uuids, validated), and the conditions they stand
+    for: the ARQ holds an attach handle of that device, or of that
+    deployable or one below it. Each is a subquery of the page's one
+    statement."""
+    filters = dict(filters or {})
+    conditions = []
+    handle_deployable = models.AttachHandle.deployable_id
+    if 'device_uuid' in filters:
+        deployables = models.Deployable.__table__
+        devices = models.Device.__table__
+        conditions.append(handle_deployable.in_(
+            sa.select(deployables.c.id).join(
+                devices, devices.c.id == deployables.c.device_id).where(
+                    devices.c.uuid == filters.pop('device_uuid'))))
+    if 'deployable_uuid' in filters:
+        tree = _deployable_tree(filters.pop('deployable_uuid'))
+        conditions.append(handle_deployable.in_(sa.select(tree.c.id)))
+    return filters, conditions
+
+
 @db_api.reader
 def list_rows(context, filters=None, limit=None, marker=None, sort_key='id',
               sort_dir='asc', plain=False):
     """The page of ``list_arqs`` as read-only Core rows of the columns a
     list shows (``LISTED_COLUMNS``) and the joined fields
     (``attach_handle_info`` JSON text), in one query (with ``plain``, a
-    ``lean.Page`` of tuples)."""
-    query = rows.page(context, ARQ, _LIST_PAGE, COLUMNS, filters, limit, marker,
-                      sort_key, sort_dir)
+    ``lean.Page`` of tuples).
+
+    Besides the columns, ``filters`` may hold ``device_uuid`` and
+    ``deployable_uuid``: only the ARQs holding an attach handle of that
+    device, or of that deployable or one below it in its tree, whatever
+    their state (subqueries of the same statement).
+    """
+    filters, conditions = _held_of(filters)
+    query = rows.page(context, ARQ, _LIST_PAGE.where(*conditions), COLUMNS,
+                      filters, limit, marker, sort_key, sort_dir)
     return rows.read(context, query, plain=plain)
 
 

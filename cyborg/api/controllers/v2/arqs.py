@@ -46,12 +46,15 @@ class ARQsController(rest.RestController):
     def get_all(self, **params):
         """ARQs, optionally of one ``instance``; 423 with ``bind_state=resolved``
         while any of them is still to be resolved. ``bind_state=resolved``
-        without ``instance`` lists only the resolved ARQs.
+        without ``instance`` lists only the resolved ARQs. From 2.6
+        ``device_uuid`` / ``deployable_uuid``: the ARQs holding an attach
+        handle of that device / deployable (or one below it).
         """
         request = pecan.request
         context = request.context
         context.can(arq_policies.LIST)
-        query = arq_schemas.list_query(params, request.max_limit)
+        query = arq_schemas.list_query(params, request.max_limit,
+                                        request.version)
         project_id = arq_policies.owner_filter(context)
         filters = dict(query.filters)
         if project_id is not None:

@@ -13,6 +13,8 @@ ARQ = '7c1d3c2a-9f3e-4c1a-8d6b-3e2f1a0b9c8d'
 RP = '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e'
 INSTANCE = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d'
 MAX_LIMIT = 1000
+V2_5 = microversion_parse.Version(2, 5)
+V2_6 = microversion_parse.Version(2, 6)
 
 
 def _adds(**extra):
@@ -63,13 +65,14 @@ class TestListQuery(base.TestCase):
     def test_instance_and_bind_state(self):
         query = schemas.list_query({'instance': INSTANCE,
                                     'bind_state': 'resolved', 'limit': '5'},
-                                   MAX_LIMIT)
+                                   MAX_LIMIT, V2_6)
         self.assertEqual({'instance_uuid': INSTANCE}, query.filters)
         self.assertEqual({'bind_state': 'resolved'}, query.extra)
         self.assertEqual(5, query.limit)
 
     def test_bind_state_without_instance_lists_as_upstream(self):
-        query = schemas.list_query({'bind_state': 'resolved'}, MAX_LIMIT)
+        query = schemas.list_query({'bind_state': 'resolved'}, MAX_LIMIT,
+                                   V2_6)
         self.assertEqual({}, query.filters)
         self.assertEqual({'bind_state': 'resolved'}, query.extra)
 
@@ -80,13 +83,30 @@ class TestListQuery(base.TestCase):
                         'bind_state': ['resolved', 'resolved']},
                        {'marker': 'x'}, {'limit': '0'}, {'state': 'Bound'}):
             self.assertRaises(exception.InvalidParameterValue,
-                              schemas.list_query, params, MAX_LIMIT)
+                              schemas.list_query, params, MAX_LIMIT, V2_6)
+
+    def test_holder_filters_from_2_6(self):
+        dashless = INSTANCE.replace('-', '').upper()
+        for name in ('device_uuid', 'deployable_uuid'):
+            query = schemas.list_query({name: dashless}, MAX_LIMIT, V2_6)
+            self.assertEqual({name: INSTANCE}, query.filters)
+            self.assertEqual({}, query.extra)
+            for bad in ('x', INSTANCE + 'x', '', [INSTANCE, INSTANCE]):
+                error = self.assertRaises(
+                    exception.InvalidParameterValue, schemas.list_query,
+                    {name: bad}, MAX_LIMIT, V2_6)
+                self.assertIn(name, error.message)
+            error = self.assertRaises(
+                exception.InvalidParameterValue, schemas.list_query,
+                {name: INSTANCE}, MAX_LIMIT, V2_5)
+            self.assertEqual('Unknown query parameter ' + name,
+                             error.message)
 
     def test_page_size_is_bounded_by_the_max_limit_handed_in(self):
-        self.assertEqual(7, schemas.list_query({}, 7).limit)
-        self.assertEqual(7, schemas.list_query({'limit': '7'}, 7).limit)
+        self.assertEqual(7, schemas.list_query({}, 7, V2_5).limit)
+        self.assertEqual(7, schemas.list_query({'limit': '7'}, 7, V2_5).limit)
         error = self.assertRaises(exception.InvalidParameterValue,
-                                  schemas.list_query, {'limit': '8'}, 7)
+                                  schemas.list_query, {'limit': '8'}, 7, V2_5)
         self.assertEqual("limit must be an integer from 1 to 7, not '8'",
                          error.message)
 

@@ -293,8 +293,16 @@ class TestQueries(AgreementMixin, base.TestCase):
             ['enabled', 'maintaining', 'disabled', ''])
         self.assertParameterAgrees(
             '/v2/accelerator_requests',
-            lambda params: arq_schemas.list_query(params, 1000),
+            lambda params: arq_schemas.list_query(
+                params, 1000, microversion_parse.Version(2, 6)),
             'bind_state', ['resolved', 'bound', ''])
+        for name in ('device_uuid', 'deployable_uuid'):
+            self.assertParameterAgrees(
+                '/v2/accelerator_requests',
+                lambda params: arq_schemas.list_query(
+                    params, 1000, microversion_parse.Version(2, 6)),
+                name, [U1, U1.upper(), U1.replace('-', ''), 'x', '',
+                       U1 + 'x'])
         self.assertParameterAgrees(
             '/v2/device_profiles',
             lambda params: device_profile_schemas.list_query(params, 1000),
