@@ -16,6 +16,7 @@ from cyborg.common import vocabulary
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg import exception
+from cyborg.agent import bitstream_cache
 from cyborg.agent import preparing
 from cyborg.agent import programming
 from cyborg.agent import rpcapi
@@ -30,6 +31,8 @@ BINARY = 'cyborg-agent'
 DRIVER_NAMESPACE = 'cyborg.accelerator.driver'
 # How long stopping waits for a report under way before giving up on it.
 REPORT_STOP_TIMEOUT = 10
+# [agent] bitstream_cache_size is in MiB.
+MIB = 1024 * 1024
 
 
 class UnknownDriver(exception.CyborgException):
@@ -92,7 +95,7 @@ class AgentManager:
     rather than trusting what it saw before.
     """
 
-    target = oslo_messaging.Target(version='1.3')
+    target = oslo_messaging.Target(version='1.4')
 
     def __init__(self, host=None, driver_names=None):
         """Load the drivers (default: [agent] enabled_drivers).
@@ -108,6 +111,8 @@ class AgentManager:
         self.deployables = DeployableCache()
         # Downloads bitstreams with the agent's own [glance] credentials.
         self.glance = glance_client.GlanceClient(conf.CONF)
+        self._bitstream_cache = None
+        self._cache_lock = threading.Lock()
         self.preparer = preparing.Preparer(self)
         # Reports and programmings never overlap (see ReportGate).
         self.report_gate = programming.ReportGate()
@@ -178,7 +183,7 @@ class AgentManager:
         with self.report_gate.programming():
             result = programming.program(
                 request, self.drivers, self.deployables, self.glance,
-                conf.CONF.agent.max_bitstream_bytes)
+                conf.CONF.agent.max_bitstream_bytes, self.bitstream_cache)
         if result['code'] == vocabulary.ProgramResult.SUCCESS:
             self.report_soon()
         LOG.info('Programming %s (driver %s) with image %s: %s %s',
@@ -186,6 +191,36 @@ class AgentManager:
                  vocabulary.ProgramResult(result['code']).name,
                  result['message'])
         return result
+
+    @oslo_messaging.expose
+    def prefetch_bitstream(self, context, image_id):
+        """Put Glance image ``image_id`` into this host's bitstream cache
+        (a cast: nobody waits; see ``AgentAPI.prefetch_bitstream``)."""
+        cache = self.bitstream_cache
+        if not cache.enabled:
+            LOG.info('Prefetch of image %s ignored: [agent] '
+                     'bitstream_cache_size is 0', image_id)
+            return
+        try:
+            with programming.downloaded(
+                    self.glance, image_id,
+                    conf.CONF.agent.max_bitstream_bytes, cache):
+                pass
+        except programming.DownloadFailed as error:
+            LOG.warning('Prefetch of image %s failed: %s', image_id,
+                        error.message)
+            return
+        LOG.info('Prefetched image %s into the bitstream cache', image_id)
+
+    @property
+    def bitstream_cache(self):
+        """The host's BitstreamCache, opened at first use in
+        ``[DEFAULT] state_path`` (disabled when its directory cannot be
+        made)."""
+        with self._cache_lock:
+            if self._bitstream_cache is None:
+                self._bitstream_cache = _open_cache()
+            return self._bitstream_cache
 
     def discover(self):
         """Every device the enabled drivers see, as DriverDevice trees."""
@@ -318,6 +353,19 @@ class AgentManager:
             context, self.host, BINARY, rpcapi.TOPIC,
             timeout=conf.CONF.report_interval)
 
+
+
+def _open_cache():
+    """The BitstreamCache of [DEFAULT] state_path and [agent]
+    bitstream_cache_size; a disabled one when it cannot be opened."""
+    directory = bitstream_cache.cache_directory(conf.CONF.state_path)
+    capacity = conf.CONF.agent.bitstream_cache_size * MIB
+    try:
+        return bitstream_cache.BitstreamCache(directory, capacity)
+    except OSError as error:
+        LOG.error('The bitstream cache %s cannot be opened, bitstreams are '
+                  'downloaded at every use: %s', directory, error)
+        return bitstream_cache.BitstreamCache(directory, 0)
 
 
 def _index_deployables(devices):

@@ -1,5 +1,6 @@
 """cyborg-agent's metrics: inventory report timings, prepared ARQs and
-programming results, and the exceptions its RPC endpoints raise.
+programming results, the bitstream cache (hits, misses, bytes downloaded
+from Glance), and the exceptions its RPC endpoints raise.
 
 ``counting_endpoints`` wraps the agent's manager as its RPC endpoint and
 reads the answers of prepare_arqs and program; ``timed_report`` wraps the
@@ -30,6 +31,22 @@ PROGRAMMING = prometheus_client.Counter(
     'Requests to program a deployable, by result code (SUCCESS or the '
     'reason it failed).',
     ['result'], registry=REGISTRY)
+CACHE_LOOKUPS = prometheus_client.Counter(
+    'cyborg_agent_bitstream_cache_lookups',
+    'Bitstreams looked up in the agent\'s cache before a program, a bind '
+    'or a prefetch, by result: hit (used without a download), miss '
+    '(downloaded) or corrupted (the cached file no longer had its hash: '
+    'dropped and downloaded).',
+    ['result'], registry=REGISTRY)
+CACHE_EVICTIONS = prometheus_client.Counter(
+    'cyborg_agent_bitstream_cache_evictions',
+    'Cached bitstreams removed, least recently used first, to keep the '
+    'cache within [agent] bitstream_cache_size.',
+    registry=REGISTRY)
+DOWNLOADED_BYTES = prometheus_client.Counter(
+    'cyborg_agent_bitstream_downloaded_bytes',
+    'Bytes of bitstreams the agent downloaded from Glance (verified).',
+    registry=REGISTRY)
 RPC_ERRORS = prometheus_client.Counter(
     'cyborg_agent_rpc_errors',
     'Exceptions raised by the agent\'s RPC endpoints, by method and '
@@ -55,6 +72,16 @@ def count_programmed(answer):
     except (KeyError, TypeError, ValueError):
         result = 'unknown'
     PROGRAMMING.labels(result).inc()
+
+
+def count_lookup(result):
+    """Count one look-up of the bitstream cache: hit, miss or corrupted."""
+    CACHE_LOOKUPS.labels(result).inc()
+
+
+def count_downloaded(size):
+    """Count ``size`` bytes downloaded from Glance."""
+    DOWNLOADED_BYTES.inc(size)
 
 
 def counting_endpoints(manager):

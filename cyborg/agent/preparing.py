@@ -136,9 +136,9 @@ class Preparer:
     """Prepares and releases attach handles with the agent's drivers.
 
     ``agent`` is the AgentManager whose ``host``, ``drivers`` (by name),
-    cached inventory (``deployables``) and ``glance`` client (the agent's
-    own credentials) are used, read at each call; its ``report_soon()`` is
-    called once a bind has loaded a bitstream.
+    cached inventory (``deployables``), ``glance`` client (the agent's
+    own credentials) and ``bitstream_cache`` are used, read at each call;
+    its ``report_soon()`` is called once a bind has loaded a bitstream.
     """
 
     def __init__(self, agent):
@@ -305,7 +305,8 @@ class Preparer:
         """
         image_id = arq['bitstream_id']
         with programming.downloaded(self._agent.glance, image_id,
-                                    max_bytes) as loaded:
+                                    max_bytes,
+                                    self._agent.bitstream_cache) as loaded:
             path, bitstream = loaded
             # Loading may take minutes: say when it starts.
             LOG.info('Loading image %s into deployable %s for ARQ %s',

@@ -1,8 +1,8 @@
 """The agent's side of programming an FPGA region (``AgentManager.program``).
 
-It finds the deployable among those the drivers last discovered, downloads
-the image into a private temporary directory (``downloaded``, which a
-bind's prepare uses too), has the vendor driver load it and answers the
+It finds the deployable among those the drivers last discovered, gets the
+image from the agent's bitstream cache or downloads it (``downloaded``,
+which a bind's prepare uses too), has the vendor driver load it and answers the
 driver's ``ProgramResult`` code with a message, as a dict that crosses RPC.
 """
 
@@ -16,6 +16,7 @@ import threading
 from cyborg import bitstream as bitstreams
 from cyborg.common import vocabulary
 from cyborg import exception
+from cyborg.agent import metrics as agent_metrics
 from cyborg.agent.drivers import base as drivers_base
 
 LOG = logging.getLogger(__name__)
@@ -83,12 +84,13 @@ def answer(code, message):
     return {'code': int(code), 'message': message}
 
 
-def program(request, drivers, deployables, glance, max_bytes):
+def program(request, drivers, deployables, glance, max_bytes, cache=None):
     """Program ``request`` (a ProgramRequest); return the answer dict.
 
     ``drivers`` maps driver names to drivers, ``deployables`` is the
     agent's DeployableCache, ``glance`` a GlanceClient with the agent's
-    credentials and ``max_bytes`` the largest image downloaded.
+    credentials, ``max_bytes`` the largest image downloaded and ``cache``
+    the agent's BitstreamCache (see ``downloaded``).
     """
     try:
         found = find_deployable(drivers, deployables, request.driver_name,
@@ -103,7 +105,8 @@ def program(request, drivers, deployables, glance, max_bytes):
                       % (request.deployable_name, request.driver_name))
     device, driver = found
     try:
-        with downloaded(glance, request.image_id, max_bytes) as loaded:
+        with downloaded(glance, request.image_id, max_bytes,
+                        cache) as loaded:
             path, bitstream = loaded
             outcome = _call_driver(driver, device, path, request, bitstream)
             # The caller knows the image, not this host's temporary file.
@@ -126,17 +129,28 @@ class DownloadFailed(Exception):
 
 
 @contextlib.contextmanager
-def downloaded(glance, image_id, max_bytes):
-    """Download image ``image_id`` into a private temporary directory.
+def downloaded(glance, image_id, max_bytes, cache=None):
+    """A verified local file of image ``image_id``.
 
     Yields ``(path, bitstream)``: the file (hash verified, at most
     ``max_bytes``) and its bitstream metadata (None when they no longer
-    follow the standard); the directory is removed when the block ends,
-    whatever happened. Used by programming requests and by binds alike.
+    follow the standard). With ``cache`` (the agent's enabled
+    ``BitstreamCache``) the file is the cached one, downloaded only when
+    the cache lacks it or its copy no longer has the image's hash, and
+    kept until the block ends; without, it is downloaded into a private
+    temporary directory removed when the block ends, whatever happened.
+    Used by programming requests and by binds alike.
 
     :raises: DownloadFailed (INVALID_BITSTREAM when the image cannot be
         used, FAILED when Glance cannot be reached)
     """
+    if cache is not None and cache.enabled:
+        with contextlib.ExitStack() as stack:
+            with _glance_failures():
+                path, image = stack.enter_context(
+                    cache.use(glance, image_id, max_bytes))
+            yield path, _bitstream_of(image_id, image)
+        return
     directory = tempfile.mkdtemp(prefix='cyborg-program-')
     try:
         path = os.path.join(directory, FILE_NAME)
@@ -175,18 +189,31 @@ def find_deployable(drivers, deployables, driver_name, deployable_name):
     return None if found is None else (found[0], driver)
 
 
-def _download(glance, image_id, path, max_bytes):
-    """The Bitstream (or None) of the image written to ``path``.
-
-    :raises: DownloadFailed
-    """
+@contextlib.contextmanager
+def _glance_failures():
+    """Glance's failures as DownloadFailed."""
     try:
-        image = glance.download(image_id, path, max_bytes)
+        yield
     except _BAD_IMAGE as error:
         raise DownloadFailed(ProgramResult.INVALID_BITSTREAM,
                              error.message) from error
     except exception.CyborgException as error:
         raise DownloadFailed(ProgramResult.FAILED, error.message) from error
+
+
+def _download(glance, image_id, path, max_bytes):
+    """The Bitstream (or None) of the image written to ``path``.
+
+    :raises: DownloadFailed
+    """
+    with _glance_failures():
+        image = glance.download(image_id, path, max_bytes)
+    agent_metrics.count_downloaded(os.path.getsize(path))
+    return _bitstream_of(image_id, image)
+
+
+def _bitstream_of(image_id, image):
+    """The Bitstream of Glance's record ``image``, or None."""
     try:
         return bitstreams.Bitstream.from_image(image)
     except bitstreams.InvalidBitstream as error:

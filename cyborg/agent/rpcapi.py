@@ -15,9 +15,12 @@ class AgentAPI:
     1.2 - program
     1.3 - prepare_arqs: an ARQ may name a bitstream_id to load first, and
           its hold; release_arqs
+    1.4 - prefetch_bitstream
     """
 
-    RPC_API_VERSION = '1.3'
+    RPC_API_VERSION = '1.4'
+    # The version that prefetch_bitstream needs.
+    PREFETCH_VERSION = '1.4'
     # The version that release_arqs needs.
     RELEASE_VERSION = '1.3'
 
@@ -87,6 +90,24 @@ class AgentAPI:
             server=host, version=self.RELEASE_VERSION, timeout=timeout)
         return call_context.call(context, 'release_arqs', handles=handles,
                                  timeout=timeout)
+
+    @property
+    def prefetches(self):
+        """Whether the agents read prefetch_bitstream (not under a pin
+        below 1.4)."""
+        return self._client.can_send_version(self.PREFETCH_VERSION)
+
+    def prefetch_bitstream(self, context, host, image_id):
+        """Ask the agent of ``host`` to put Glance image ``image_id`` into
+        its bitstream cache (a cast: nothing is answered).
+
+        The agent downloads it with its own [glance] credentials (hash
+        verified, at most [agent] max_bitstream_bytes) unless its cache
+        holds it already with the image's hash; a failure is logged there.
+        """
+        cast_context = self._client.prepare(server=host,
+                                            version=self.PREFETCH_VERSION)
+        cast_context.cast(context, 'prefetch_bitstream', image_id=image_id)
 
     def program(self, context, host, driver_name, deployable_name, image_id,
                 timeout=None):

@@ -24,6 +24,16 @@ opts = [
         help='Largest bitstream image, in bytes, the agent downloads from '
              'Glance to program an FPGA; a larger image is refused before '
              'or while it is downloaded.'),
+    cfg.IntOpt(
+        'bitstream_cache_size', default=4096, min=0,
+        help='Size, in MiB, of the agent\'s cache of bitstreams downloaded '
+             'from Glance, kept in the bitstream-cache directory of '
+             '[DEFAULT] state_path. A bitstream bound or programmed again '
+             'on this host is not downloaded again while Glance shows the '
+             'same hash for it (the cached file is hashed again before '
+             'each use); the least recently used files are removed first '
+             'when the cache would hold more. 0 disables the cache: every '
+             'program and bind downloads its bitstream.'),
 ]
 
 

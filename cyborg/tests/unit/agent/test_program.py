@@ -93,6 +93,8 @@ class ProgramEndpointTest(base.TestCase):
                                    deployable_name, image_id, timeout=30)
 
     def test_success_programs_and_removes_the_file(self):
+        # Without the bitstream cache: a private download, removed.
+        self.flags(bitstream_cache_size=0, group='agent')
         answer = self._program(self._image())
 
         self.assertEqual(vocabulary.ProgramResult.SUCCESS, answer['code'])
