@@ -143,7 +143,11 @@ class HistoryEvent:
     # The device was enabled or disabled (put in maintenance).
     ENABLE = 'enable'
     DISABLE = 'disable'
-    ALL = (PROGRAM, BIND, UNBIND, DELETE, ENABLE, DISABLE)
+    # An operator drained the device or deployable (no new bind lands on
+    # it), or undrained it.
+    DRAIN = 'drain'
+    UNDRAIN = 'undrain'
+    ALL = (PROGRAM, BIND, UNBIND, DELETE, ENABLE, DISABLE, DRAIN, UNDRAIN)
 
 
 class HistoryOutcome:

@@ -17,6 +17,7 @@ from cyborg.conductor import attributes
 from cyborg.conductor import binder
 from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
+from cyborg.conductor import drain as drain_workflow
 from cyborg.conductor import heartbeats
 from cyborg.conductor import history
 from cyborg.conductor import inventory_report
@@ -34,7 +35,7 @@ BINARY = 'cyborg-conductor'
 class ConductorManager:
     """Endpoints of the cyborg-conductor topic."""
 
-    target = oslo_messaging.Target(version='1.5')
+    target = oslo_messaging.Target(version='1.6')
 
     def __init__(self, host=None):
         self.host = host or conf.CONF.host
@@ -106,6 +107,14 @@ class ConductorManager:
         """Enable or disable a device; return the Device."""
         return devices.set_status(context, self.placement, device_uuid,
                                   status, reason)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def set_drain(self, context, kind, uuid, drain, reason=None):
+        """Drain or undrain a device or deployable (RPC 1.6); return
+        whether its drain mark changed."""
+        return drain_workflow.set_drain(context, self.placement, kind, uuid,
+                                        drain, reason)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

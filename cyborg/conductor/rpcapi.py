@@ -42,9 +42,12 @@ class ConductorAPI:
     1.4 - plug_instance, unplug_instance, host_status (os-acc)
     1.5 - program_deployable takes row_options and answers what the API
           shows
+    1.6 - set_drain (drain or undrain a device or deployable)
     """
 
-    RPC_API_VERSION = '1.5'
+    RPC_API_VERSION = '1.6'
+    # The version set_drain needs.
+    DRAIN_VERSION = '1.6'
     # The version the calls of os-acc need.
     OS_ACC_VERSION = '1.4'
 
@@ -199,6 +202,20 @@ class ConductorAPI:
                                        image_id=image_id)
         return deployable if row_options is None else {
             'deployable': deployable}
+
+    def set_drain(self, context, kind, uuid, drain, reason=None):
+        """Drain (``drain`` True) or undrain the device or deployable
+        (``kind``: ``device`` or ``deployable``) with ``uuid``; return
+        whether its drain mark changed (``cyborg.conductor.drain``).
+
+        :raises: VersionPinned; cyborg.exception.ResourceNotFound, Invalid
+        """
+        if not self._client.can_send_version(self.DRAIN_VERSION):
+            raise VersionPinned('set_drain', self.DRAIN_VERSION,
+                                self.version_cap)
+        call_context = self._client.prepare(version=self.DRAIN_VERSION)
+        return call_context.call(context, 'set_drain', kind=kind, uuid=uuid,
+                                 drain=drain, reason=reason)
 
     def _os_acc_call_context(self, method, timeout=None):
         """The call context of an os-acc call, refused under a lower pin.
