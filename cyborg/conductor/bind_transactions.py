@@ -277,9 +277,25 @@ def _refusal(row, late, programming):
     if row['device_status'] == DISABLED_DEVICE_STATUS:
         return ('the device of resource provider %s is disabled'
                 % row['device_rp_uuid'])
+    if drained_before(row, bind_started_at(row)):
+        return 'resource provider %s is drained' % row['device_rp_uuid']
     if row['deployable_row_id'] in programming:
         return 'deployable %s is being programmed' % row['deployable_name']
     return None
+
+
+def drained_before(row, started_at):
+    """Whether the provider of the ARQ ``row`` was drained (its device,
+    deployable, parent or root) at or before ``started_at``, when its bind
+    was recorded. A bind recorded before the drain was allocated while
+    Placement still offered the provider: it may finish, and the region
+    shows ``draining`` while it holds the handle. One recorded after it
+    fails, even when a caller names the provider directly."""
+    marks = [row[key] for key in ('device_drain_since',
+                                  'deployable_drain_since',
+                                  'above_drain_since')
+             if row[key] is not None]
+    return bool(marks) and min(marks) <= started_at
 
 
 def _resource_class_refusal(row, group):

@@ -73,6 +73,12 @@ _TRAITS = sa.select(sa.func.aggregate_strings(
     Attribute.c.parent_attribute_id.is_(None),
     Attribute.c.value.is_not(None),
 ).scalar_subquery()
+# The earliest drain of a deployable's parent or root (NULL: neither is
+# drained): a drain of a region's parent takes the region out too.
+_ABOVE = Deployable.alias('above_deployable')
+_ABOVE_DRAIN_SINCE = sa.select(sa.func.min(_ABOVE.c.drain_since)).where(
+    _ABOVE.c.id.in_((Deployable.c.parent_id, Deployable.c.root_id)),
+).scalar_subquery()
 _LEASED_ARQS = sa.select(
     ARQ,
     DeviceProfile.c.profile_json,
@@ -84,6 +90,9 @@ _LEASED_ARQS = sa.select(
     _TRAITS.label('deployable_traits'),
     Device.c.hostname.label('device_hostname'),
     Device.c.status.label('device_status'),
+    Device.c.drain_since.label('device_drain_since'),
+    Deployable.c.drain_since.label('deployable_drain_since'),
+    _ABOVE_DRAIN_SINCE.label('above_drain_since'),
     Device.c.type.label('device_type'),
     Device.c.vendor.label('device_vendor'),
     Device.c.model.label('device_model'),
@@ -168,7 +177,10 @@ def leased_arqs(context, arq_uuids, owner):
     Each row has the ARQ's columns, its profile's ``profile_json``, the
     deployable whose provider is ``device_rp_uuid`` (``deployable_*``, None
     when no deployable has that provider), that deployable's device
-    (``device_hostname``, ``device_status``, ``device_type`` and, for
+    (``device_hostname``, ``device_status``, ``device_type``, the drain
+    marks of the device, the deployable and the earliest of its parent's
+    and root's: ``device_drain_since``, ``deployable_drain_since``,
+    ``above_drain_since``, and, for
     matching a bitstream, ``device_vendor``, ``device_model``,
     ``device_vendor_board_info``), the deployable's resource class (its
     ``rc`` attribute: ``deployable_rc``, and its ``trait*`` attributes
