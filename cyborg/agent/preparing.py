@@ -276,9 +276,10 @@ class Preparer:
     def _run_prepare(self, arq, found, max_bytes):
         """Have the driver prepare the handle (within its turn); the
         result."""
+        readback = None
         try:
             if arq.get('bitstream_id'):
-                self._program_and_prepare(arq, found, max_bytes)
+                readback = self._program_and_prepare(arq, found, max_bytes)
             else:
                 found.driver.prepare(
                     found.device, found.deployable, found.handle,
@@ -286,6 +287,14 @@ class Preparer:
                     bitstream_path=None, bitstream=None)
         except _HandleGone as error:
             return dict(_failed(str(error)), loaded=True)
+        except drivers_base.ProgramFailed as error:
+            # A failed load may have left anything in the region (the
+            # conductor marks it degraded); a refusal (invalid region or
+            # bitstream) left it as it was.
+            failed = _failed(str(error))
+            if error.code is programming.ProgramResult.FAILED:
+                failed['suspect'] = True
+            return failed
         except drivers_base.PrepareFailed as error:
             return _failed(str(error))
         except programming.DownloadFailed as error:
@@ -295,13 +304,20 @@ class Preparer:
             LOG.exception('Preparing the attach handle of ARQ %s failed',
                           arq['uuid'])
             return _failed('%s: %s' % (type(error).__name__, error))
-        return {'prepared': True, 'reason': None}
+        if readback is None:
+            return {'prepared': True, 'reason': None}
+        # What the region reported holding: the conductor records it.
+        return {'prepared': True, 'reason': None,
+                'readback': readback.as_dict()}
 
     def _program_and_prepare(self, arq, found, max_bytes):
-        """Download the ARQ's bitstream and have the driver load it and
-        prepare the handle, which must still exist afterwards.
+        """Download the ARQ's bitstream, have the driver load it and
+        prepare the handle, and read back what the region holds (which
+        must be that image); the handle must still exist afterwards.
+        Returns the region's Readback (None: its driver cannot tell).
 
-        :raises: PrepareFailed, DownloadFailed
+        :raises: PrepareFailed (ProgramFailed when the image was not
+            loaded or the region does not show it), DownloadFailed
         """
         image_id = arq['bitstream_id']
         with programming.downloaded(self._agent.glance, image_id,
@@ -317,14 +333,23 @@ class Preparer:
                         found.device, found.deployable, found.handle,
                         arq.get('request_group') or {},
                         bitstream_path=path, bitstream=bitstream)
+                    readback = programming.verify(
+                        found.driver, found.device.controlpath_id,
+                        arq['deployable_name'], image_id, bitstream)
+            except programming.VerificationFailed as error:
+                self._programmed(found)
+                raise drivers_base.ProgramFailed(
+                    'deployable %s: %s' % (arq['deployable_name'],
+                                           error)) from None
             except drivers_base.PrepareFailed as error:
-                raise drivers_base.PrepareFailed(programming.hide_path(
-                    str(error), path, image_id)) from None
+                message = programming.hide_path(str(error), path, image_id)
+                if isinstance(error, drivers_base.ProgramFailed):
+                    raise drivers_base.ProgramFailed(
+                        message, error.code) from None
+                raise drivers_base.PrepareFailed(message) from None
         LOG.info('Loaded image %s into deployable %s for ARQ %s', image_id,
                  arq['deployable_name'], arq['uuid'])
-        programming.refresh(self.deployables, found.driver_name,
-                            found.driver)
-        self.on_programmed()
+        self._programmed(found)
         if _attach_handle_in(self.deployables.get(found.driver_name),
                              arq) is None:
             raise _HandleGone(
@@ -332,6 +357,13 @@ class Preparer:
                 'longer has attach handle %s %s' % (
                     image_id, arq['deployable_name'], arq['attach_type'],
                     canonical(arq['attach_info'])))
+        return readback
+
+    def _programmed(self, found):
+        """Discover again and report soon: a region changed."""
+        programming.refresh(self.deployables, found.driver_name,
+                            found.driver)
+        self.on_programmed()
 
     def _release_one(self, index, item, answers):
         """Release one handle, unless a newer hold was prepared since."""

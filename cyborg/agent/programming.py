@@ -2,8 +2,10 @@
 
 It finds the deployable among those the drivers last discovered, gets the
 image from the agent's bitstream cache or downloads it (``downloaded``,
-which a bind's prepare uses too), has the vendor driver load it and answers the
-driver's ``ProgramResult`` code with a message, as a dict that crosses RPC.
+which a bind's prepare uses too), has the vendor driver load it, reads
+back what the region then holds (``verify``, which a bind's prepare uses
+too) and answers the ``ProgramResult`` code with a message, as a dict that
+crosses RPC: a load the region does not confirm is FAILED.
 """
 
 import contextlib
@@ -79,9 +81,52 @@ class ReportGate:
                 self._changed.notify_all()
 
 
-def answer(code, message):
-    """The RPC answer of one programming request."""
-    return {'code': int(code), 'message': message}
+def answer(code, message, loaded=None, suspect=False):
+    """The RPC answer of one programming request.
+
+    ``loaded`` (a ``Readback``) is what the region reported holding once
+    loaded and verified: the conductor records it (``loaded``, a dict).
+    ``suspect`` says that the region's content is in doubt (the driver
+    failed or the region does not hold what was asked): the conductor
+    marks the region degraded.
+    """
+    result = {'code': int(code), 'message': message}
+    if loaded is not None:
+        result['loaded'] = loaded.as_dict()
+    if suspect:
+        result['suspect'] = True
+    return result
+
+
+class VerificationFailed(Exception):
+    """A region does not show the image just loaded, or cannot be read."""
+
+
+def verify(driver, controlpath_id, deployable_name, image_id, bitstream):
+    """What the region holds once ``image_id`` (metadata ``bitstream``, a
+    ``cyborg.bitstream.Bitstream`` or None) was loaded into it: a
+    ``Readback``, or None when the driver cannot read regions back.
+
+    :raises: VerificationFailed saying what the region reports instead,
+        or why it cannot be read
+    """
+    try:
+        readback = driver.loaded(controlpath_id, deployable_name)
+    except Exception as error:
+        if not isinstance(error, drivers_base.ReadbackFailed):
+            LOG.exception('Reading back deployable %s failed',
+                          deployable_name)
+        raise VerificationFailed(
+            'verification failed: what deployable %s holds cannot be read: '
+            '%s' % (deployable_name, error)) from error
+    if readback is None:
+        return None
+    problem = drivers_base.readback_problem(
+        readback, image_id, getattr(bitstream, 'function_uuid', None))
+    if problem is not None:
+        LOG.warning('Deployable %s: %s', deployable_name, problem)
+        raise VerificationFailed(problem)
+    return readback
 
 
 def program(request, drivers, deployables, glance, max_bytes, cache=None):
@@ -104,18 +149,38 @@ def program(request, drivers, deployables, glance, max_bytes, cache=None):
                       'this host reports no deployable %s of driver %s'
                       % (request.deployable_name, request.driver_name))
     device, driver = found
+    readback = None
     try:
         with downloaded(glance, request.image_id, max_bytes,
                         cache) as loaded:
             path, bitstream = loaded
             outcome = _call_driver(driver, device, path, request, bitstream)
+            if outcome.succeeded:
+                outcome, readback = _verified(driver, device, request,
+                                              bitstream, outcome)
             # The caller knows the image, not this host's temporary file.
             message = hide_path(outcome.message, path, request.image_id)
     except DownloadFailed as error:
         return answer(error.code, error.message)
-    if outcome.succeeded:
+    # A failure of the driver may have left anything in the region.
+    suspect = outcome.code is ProgramResult.FAILED
+    if outcome.succeeded or suspect:
         refresh(deployables, request.driver_name, driver)
-    return answer(outcome.code, message or outcome.message)
+    return answer(outcome.code, message or outcome.message, loaded=readback,
+                  suspect=suspect)
+
+
+def _verified(driver, device, request, bitstream, outcome):
+    """``(outcome, readback)`` once the region is read back: the driver's
+    outcome when it holds the image, else FAILED with the reason."""
+    try:
+        readback = verify(driver, device.controlpath_id,
+                          request.deployable_name, request.image_id,
+                          bitstream)
+    except VerificationFailed as error:
+        return drivers_base.ProgramOutcome(ProgramResult.FAILED,
+                                           str(error)), None
+    return outcome, readback
 
 
 class DownloadFailed(Exception):

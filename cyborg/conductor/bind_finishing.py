@@ -17,6 +17,7 @@ from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import health as health_queries
 from cyborg.db.queries import history as history_queries
 from cyborg.common import vocabulary
 
@@ -61,7 +62,7 @@ class _Applied:
 
 @db_api.writer
 def record_outcomes(context, decisions, owner, now, lease, *,
-                    programmed=None, events_owed=True):
+                    programmed=None, events_owed=True, degraded=None):
     """End the binds of ``owner``'s batch as ``decisions`` say, if they still can.
 
     A decision applies to an ARQ still in the bind it was made for (still
@@ -73,7 +74,9 @@ def record_outcomes(context, decisions, owner, now, lease, *,
     in a later bind (unbound and bound again meanwhile). ``programmed``
     (``bind_programming.outcomes``) maps the regions ``owner`` locked for
     programming to the image they now hold (None: unknown); they are
-    recorded and their locks freed. ``lease`` (a timedelta) is how long
+    recorded and their locks freed; ``degraded`` (``bind_programming.
+    degraded``) maps those whose content is in doubt to the reason, and
+    marks them degraded. ``lease`` (a timedelta) is how long
     the events are leased to their sender; without ``events_owed`` (no
     [nova]) the ARQs ended owe no event.
 
@@ -81,6 +84,9 @@ def record_outcomes(context, decisions, owner, now, lease, *,
     """
     applied, events = _end(context, decisions, owner, now, lease,
                            events_owed=events_owed, programmed=programmed)
+    for deployable_id, reason in sorted((degraded or {}).items()):
+        health_queries.set_deployable_health(
+            context, deployable_id, vocabulary.Health.DEGRADED, reason)
     return applied.ended, events
 
 
@@ -198,10 +204,12 @@ def _write(context, applied, owner, now, events, leased_ids, events_owed):
     handles and give up the leases applied; the ARQs ended whose ids are in
     ``leased_ids`` take the lease of ``events``."""
     # The history first: a failed ARQ lets go of its attach handle below.
+    # Each entry names who asked for the bind (kept with the ARQ when it
+    # was recorded), not this binder.
     history_queries.append_for_arqs(
         context, applied.bound_ids + applied.failed_ids,
         history.EVENTS.BIND, now, history.who(context),
-        failed=applied.failed_reasons)
+        failed=applied.failed_reasons, of_bind=True)
     event_lease = (events.owner, events.lease_expires_at, leased_ids)
     queries.end_binds(context, applied.bound_ids, BOUND, now,
                       event_lease=event_lease, events_owed=events_owed)

@@ -22,6 +22,8 @@ LOG = logging.getLogger(__name__)
 BITSTREAM_KEY, FUNCTION_KEY = vocabulary.PROGRAMMING_KEYS
 # The only device type whose deployables (its regions) take a bitstream.
 PROGRAMMABLE_TYPE = 'FPGA'
+# The outcome of a Decision whose ARQ the agent prepared.
+PREPARED = 'prepared'
 # A bind's programming lock outlasts its bind_timeout by this many seconds,
 # as a program request's lock outlasts its program_timeout.
 LOCK_MARGIN = datetime.timedelta(seconds=60)
@@ -346,13 +348,38 @@ def lock_expiry(programs):
     return max(deadlines) + LOCK_MARGIN
 
 
-def outcomes(work, prepared):
+def outcomes(work, decisions):
     """``{deployable id: image id or None}`` for
     ``bind_finishing.record_outcomes``: the image of each region programmed
-    in the batch when its agent prepared the ARQ carrying it (its uuid in
-    ``prepared``), else None (unknown). The agent's answer decides, whether
-    or not ``record_outcomes`` still applies it to
-    the ARQ (unbound meanwhile): the region holds the image either way."""
-    return {item.deployable_id: (item.bitstream_id
-                                 if item.uuid in prepared else None)
-            for item in work if item.bitstream_id}
+    in the batch when its agent prepared the ARQ carrying it (as the
+    region reported it, else the image asked: its driver confirmed the
+    function or cannot read regions back), else None (unknown).
+    ``decisions`` are the batch's Decisions. The agent's answer decides,
+    whether or not ``record_outcomes`` still applies it to the ARQ
+    (unbound meanwhile): the region holds the image either way."""
+    by_uuid = {decision.uuid: decision for decision in decisions}
+    found = {}
+    for item in work:
+        if not item.bitstream_id:
+            continue
+        decision = by_uuid.get(item.uuid)
+        if decision is None or decision.outcome != PREPARED:
+            found[item.deployable_id] = None
+            continue
+        reported = (decision.loaded or {}).get('bitstream_id')
+        found[item.deployable_id] = reported or item.bitstream_id
+    return found
+
+
+def degraded(work, decisions):
+    """``{deployable id: reason}`` of the regions programmed in the batch
+    whose load the agent answered as suspect (the driver failed, or the
+    region did not show the image): ``record_outcomes`` marks them
+    degraded."""
+    by_uuid = {decision.uuid: decision for decision in decisions}
+    found = {}
+    for item in work:
+        decision = by_uuid.get(item.uuid)
+        if item.bitstream_id and decision is not None and decision.suspect:
+            found[item.deployable_id] = decision.reason
+    return found

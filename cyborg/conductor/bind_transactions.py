@@ -90,8 +90,12 @@ class Work:
             return self.decided(Outcome.FAILED, 'the agent of %s did not '
                                 'answer for this ARQ' % host)
         if answer.get('prepared'):
-            return self.decided(Outcome.PREPARED)
-        return self.decided(Outcome.FAILED, answer.get('reason'))
+            decision = self.decided(Outcome.PREPARED)
+            decision.loaded = answer.get('readback')
+            return decision
+        decision = self.decided(Outcome.FAILED, answer.get('reason'))
+        decision.suspect = bool(answer.get('suspect'))
+        return decision
 
 
 class Lease(typing.NamedTuple):
@@ -127,6 +131,11 @@ class Decision:
     attach_handle_id: object = ANY_HANDLE
     reason: str = None
     started_at: datetime.datetime = None
+    # What the agent reported of the region it loaded for this ARQ: what
+    # it holds once verified (``readback``), or that its content is in
+    # doubt (``suspect``, the region is then marked degraded).
+    loaded: dict = None
+    suspect: bool = False
 
 
 def bind_started_at(row):

@@ -238,12 +238,11 @@ class Binder:
             locked = programmed.programming.images
         decisions.extend(self._prepare(work, locked))
         prepared_at = time.monotonic()
-        prepared = {decision.uuid for decision in decisions
-                    if decision.outcome == transactions.Outcome.PREPARED}
         ended, events = bind_finishing.record_outcomes(
             self.context, decisions, self.owner, timeutils.utcnow(),
             self.settings.lease, events_owed=self.events.owed(),
-            programmed=bind_programming.outcomes(work, prepared))
+            programmed=bind_programming.outcomes(work, decisions),
+            degraded=bind_programming.degraded(work, decisions))
         finished_at = time.monotonic()
         conductor_metrics.observe_binds(decisions, ended, timeutils.utcnow())
         self.events.send(events)

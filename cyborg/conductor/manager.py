@@ -56,7 +56,8 @@ class ConductorManager:
             self.host, programming.ProgramSettings.from_conf(conf.CONF),
             agents=agents,
             glance_for=functools.partial(glance_client.GlanceClient,
-                                         conf.CONF))
+                                         conf.CONF),
+            placement_for=lambda: self.placement)
         self.releaser = releasing.Releaser(agents)
         # [quota]: limits read from Keystone (or [quota] local_limits).
         self.quotas = quota.Quotas.from_conf(conf.CONF)

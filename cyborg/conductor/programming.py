@@ -3,8 +3,13 @@
 ``Programmer.program`` checks a request (the deployable, its programming
 lock, the caller's image and its fit) before any work, has the agent of
 the device's host program the region and records the outcome in the
-deployable's ``bitstream_id``. The exceptions below say why a request
-failed, each with its HTTP code.
+deployable's ``bitstream_id``: the image the region reported holding once
+loaded (the agent reads it back), not merely the one asked. A failure that
+leaves the region's content in doubt (the driver failed, the region did
+not show the image, the agent did not answer) marks the region
+``degraded``, in the transaction recording the failure, so that Placement
+stops offering it until the health recovery brings it back. The
+exceptions below say why a request failed, each with its HTTP code.
 """
 
 import dataclasses
@@ -25,8 +30,10 @@ from cyborg import exception
 from cyborg import objects
 from cyborg.conductor import bind_programming
 from cyborg.conductor import history
+from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import health as health_queries
 from cyborg.db.queries import history as history_queries
 
 LOG = logging.getLogger(__name__)
@@ -39,10 +46,14 @@ PROGRAMMABLE_TYPE = bind_programming.PROGRAMMABLE_TYPE
 
 
 class BadGateway(exception.CyborgException):
-    """A service cyborg relies on (an agent, its driver) failed: 502."""
+    """A service cyborg relies on (an agent, its driver) failed: 502.
+
+    ``suspect`` is True when the region may hold something else than
+    before and than asked (it is then marked degraded)."""
 
     msg_fmt = 'Bad gateway: %(reason)s'
     code = http.HTTPStatus.BAD_GATEWAY
+    suspect = False
 
 
 class ProgrammingFailed(BadGateway):
@@ -55,6 +66,7 @@ class AgentTimeout(BadGateway):
                'seconds while programming deployable %(deployable)s; the '
                'region may or may not hold image %(image)s.')
     code = http.HTTPStatus.GATEWAY_TIMEOUT
+    suspect = True
 
 
 class DeployableNotProgrammable(exception.NotFound):
@@ -140,11 +152,15 @@ class Programmer:
     ``GlanceClient`` making its calls with ``context``'s token.
     """
 
-    def __init__(self, host, settings, agents, glance_for):
+    def __init__(self, host, settings, agents, glance_for,
+                 placement_for=None):
+        """``placement_for()``, when given, returns the PlacementClient
+        the providers of a region marked degraded are synced with."""
         self.host = host
         self.settings = settings
         self.agents = agents
         self.glance_for = glance_for
+        self.placement_for = placement_for
 
     def program(self, context, deployable_uuid, image_id, row_options=None):
         """Program ``image_id`` into the deployable; return ``answer``'s
@@ -165,21 +181,25 @@ class Programmer:
                 history.of_program, context, target.deployable,
                 target.device, image_id, image_hash=image_hash)
             try:
-                self._program_on_host(context, target, bitstream)
+                loaded = self._program_on_host(context, target, bitstream)
             except BadGateway as failure:
                 # The host may have loaded part or all of the image (its
                 # agent died, or its driver failed midway): what the region
                 # holds is unknown, so a bind asking for its previous image
                 # must program it again.
                 recorded = _finish(context, target, None, entry(
-                    timeutils.utcnow(), failure=failure))
+                    timeutils.utcnow(), failure=failure),
+                    degraded=str(failure) if failure.suspect else None)
+                if failure.suspect:
+                    self._sync_placement(context, target)
                 raise
             except (DeployableNotProgrammable, BitstreamRejected) as failure:
                 # Refused by the host: the region holds what it held.
                 recorded = _release(context, target, entry(
                     timeutils.utcnow(), failure=failure))
                 raise
-            recorded = self._record(context, target, image_id,
+            recorded = self._record(context, target,
+                                    _reported_image(loaded, image_id),
                                     entry(timeutils.utcnow()))
         finally:
             if not recorded:
@@ -230,7 +250,9 @@ class Programmer:
         return bitstream, image.get('os_hash_value') or None
 
     def _program_on_host(self, context, target, bitstream):
-        """Have the device's agent program ``bitstream``; raise on failure."""
+        """Have the device's agent program ``bitstream``; return what the
+        region reported holding (the answer's ``loaded``, None from an
+        agent that does not say) or raise on failure."""
         names = dict(target.names, image=bitstream.image_id)
         try:
             answer = self.agents.program(
@@ -251,8 +273,25 @@ class Programmer:
                  '%(image)s on %(host)s: %(code)s, %(reason)s',
                  dict(names, code=code.name, reason=reason))
         if code is not ProgramResult.SUCCESS:
-            failure = _FAILURES.get(code, ProgrammingFailed)
-            raise failure(reason=reason, **names)
+            failure = _FAILURES.get(code, ProgrammingFailed)(reason=reason,
+                                                              **names)
+            failure.suspect = bool(answer.get('suspect'))
+            raise failure
+        return answer.get('loaded')
+
+    def _sync_placement(self, context, target):
+        """Bring the host's providers in step with a region just marked
+        degraded (its inventory reserved); a failure is logged, and the
+        next report of the host syncs them."""
+        if self.placement_for is None:
+            return
+        try:
+            placement_sync.sync_host(context, self.placement_for(),
+                                     target.device.hostname)
+        except Exception:
+            LOG.exception('Placement could not be told that deployable %s '
+                          'is degraded; the next report of host %s tells it',
+                          target.deployable.uuid, target.device.hostname)
 
     def _record(self, context, target, image_id, entry):
         """Record ``image_id`` as the deployable's bitstream, free the lock
@@ -269,17 +308,30 @@ class Programmer:
 
 
 @db_api.writer
-def _finish(context, target, image_id, entry, lost=None):
+def _finish(context, target, image_id, entry, lost=None, degraded=None):
     """``finish_programming`` with ``image_id`` and the history ``entry``
     in one transaction; whether the lock was still held. When it was not,
-    the entry is recorded as failed for ``lost`` (when given)."""
+    the entry is recorded as failed for ``lost`` (when given). With
+    ``degraded`` (the reason) the region is marked degraded."""
     done = deployable_queries.finish_programming(
         context, target.deployable.uuid, target.owner, image_id)
     if not done and lost is not None:
         entry = dict(entry, outcome=history.OUTCOMES.FAILED,
                      reason=str(lost))
     history_queries.append(context, [entry])
+    if degraded is not None:
+        health_queries.set_deployable_health(
+            context, target.deployable.id, vocabulary.Health.DEGRADED,
+            degraded)
     return done
+
+
+def _reported_image(loaded, image_id):
+    """The image to record for a region that reported ``loaded`` (the
+    agent's dict, or None) once ``image_id`` was loaded and verified: the
+    image id it reports, else the one asked (its driver confirmed the
+    function, or cannot read regions back)."""
+    return (loaded or {}).get('bitstream_id') or image_id
 
 
 @db_api.writer

@@ -43,7 +43,13 @@ The helpers below the dataclasses build what these rules ask for: a card's
 root deployable, valid trait names (``custom_trait``) and PCI control path
 ids and attach handles. ``program`` answers with a ``ProgramOutcome``:
 the result code of a programming (``ProgramResult``, a word of
-``cyborg.common.vocabulary``) and a message. A bind calls one hook,
+``cyborg.common.vocabulary``) and a message; ``loaded`` then reads back
+what the region holds (a ``Readback``), which the agent checks against
+what was asked (``readback_problem``) before the programming counts as
+done. A driver that can tell which shell a card has loaded reports it as
+the ``shell_id`` key of the device's ``vendor_board_info`` (32 hex
+digits), so that a partial bitstream needing that shell fits the card.
+A bind calls one hook,
 ``prepare`` (which programs when it is handed a bitstream), and an unbind
 or a delete its counterpart, ``release``.
 The sysfs reading shared by the hardware drivers is in ``sysfs.py``.
@@ -53,6 +59,7 @@ import abc
 import dataclasses
 import re
 
+from cyborg import bitstream as bitstreams
 from cyborg.common import vocabulary
 
 # A Placement trait name: upper case letters, digits and underscores.
@@ -236,8 +243,68 @@ def not_programmable(what, controlpath_id):
            if controlpath_id.cpid_type == 'PCI' else controlpath_id))
 
 
+@dataclasses.dataclass(frozen=True)
+class Readback:
+    """What a region reports holding after a programming (``loaded``):
+    the Glance image id it holds when the device can tell (e.g. the fake
+    driver's state), and the id of the function loaded (an Intel AFU id, a
+    Xilinx xclbin uuid; any spelling of a uuid), None when unknown."""
+
+    bitstream_id: str | None = None
+    function_id: str | None = None
+
+    def as_dict(self):
+        """The dict that crosses RPC in the agent's answer."""
+        return {'bitstream_id': self.bitstream_id,
+                'function_id': self.function_id}
+
+    def describe(self):
+        """What the region reports, in words."""
+        parts = []
+        if self.bitstream_id is not None:
+            parts.append('image %s' % self.bitstream_id)
+        if self.function_id is not None:
+            parts.append('function %s' % self.function_id)
+        return ' and '.join(parts) or 'neither an image nor a function id'
+
+
+def readback_problem(readback, image_id, function_uuid=None):
+    """Why ``readback`` does not show image ``image_id`` (whose metadata
+    name ``function_uuid``, when known) loaded; None when it does.
+
+    The region's image id decides when it reports one; otherwise its
+    function id must be the bitstream's ``function_uuid``. A region
+    reporting neither cannot be verified, which fails too.
+    """
+    if readback.bitstream_id is not None:
+        if readback.bitstream_id == image_id:
+            return None
+    else:
+        wanted = bitstreams.hex32(function_uuid)
+        if wanted is not None and wanted == bitstreams.hex32(readback.function_id):
+            return None
+    asked = 'image %s' % image_id
+    if function_uuid:
+        asked += ' (function %s)' % function_uuid
+    return ('verification failed: the region reports %s, not %s'
+            % (readback.describe(), asked))
+
+
+class ReadbackFailed(Exception):
+    """A driver could not read what a region holds."""
+
+
 class PrepareFailed(Exception):
     """A driver could not make an attach handle ready for an instance."""
+
+
+class ProgramFailed(PrepareFailed):
+    """A bind's programming (``Driver.prepare``) did not load its bitstream:
+    ``code`` is the programming's ``ProgramResult``."""
+
+    def __init__(self, message, code=vocabulary.ProgramResult.FAILED):
+        super().__init__(message)
+        self.code = code
 
 
 class DiscoveryFailed(Exception):
@@ -278,7 +345,8 @@ class Driver(abc.ABC):
         A driver overriding ``prepare`` calls it (``super().prepare(...,
         **kwargs)``) before its own work, so that the bitstream is loaded.
 
-        :raises: PrepareFailed with the reason
+        :raises: PrepareFailed with the reason (ProgramFailed when the
+            bitstream was not loaded)
         """
         if bitstream_path is None:
             return
@@ -286,9 +354,10 @@ class Driver(abc.ABC):
                                deployable_name=deployable.name,
                                bitstream=bitstream)
         if not outcome.succeeded:
-            raise PrepareFailed('programming deployable %s failed (%s): %s'
+            raise ProgramFailed('programming deployable %s failed (%s): %s'
                                 % (deployable.name, outcome.code.name,
-                                   outcome.message or 'no message'))
+                                   outcome.message or 'no message'),
+                                outcome.code)
 
     def release(self, device, deployable, attach_handle):
         """Give back what ``prepare`` made for ``attach_handle``.
@@ -345,3 +414,20 @@ class Driver(abc.ABC):
         saying why. An exception is a bug; the caller treats it as
         ``FAILED``.
         """
+
+    def loaded(self, controlpath_id, deployable_name=None):
+        """Read back what the region ``deployable_name`` of the device at
+        ``controlpath_id`` holds now (arguments as for ``program``).
+
+        Called by the agent right after a successful ``program`` (or a
+        ``prepare`` handed a bitstream): the device's own word, never what
+        was asked, so that a load that left something else in the region
+        fails the programming (``readback_problem``). Bounded in time as
+        ``program`` is. The default returns None: the driver cannot read
+        a region back, and its programming outcome is taken as it is.
+
+        :returns: a Readback, or None (the driver cannot tell)
+        :raises: ReadbackFailed with the reason when the device cannot be
+            read (any other exception is treated the same way)
+        """
+        return None

@@ -7,7 +7,10 @@ doc/source/admin/drivers.rst). ``program``
 simulates loading a bitstream into a region as the region's ``program`` key
 says (``fake_fpga``): it takes that long, gives that outcome, and a
 successful one shows at the next discovery (the region's function and,
-with a topology, its PFs, VFs and attach handles). ``prepare`` (at bind
+with a topology, its PFs, VFs and attach handles), and ``loaded`` reads
+it back (the key ``loads`` scripts a load that leaves something else).
+A card's ``shell_id`` in the file is reported as the shell it has loaded
+(``vendor_board_info``). ``prepare`` (at bind
 time) succeeds, fails or hangs as the card's ``prepare`` key in the file
 says, so that tests and benchmarks can produce BindFailed and agent
 time-outs; handed a bitstream, it programs as ``program`` does first (the
@@ -197,14 +200,38 @@ class FakeDriver(base.Driver):
             return base.ProgramOutcome(
                 settings.result, 'simulated %s programming %s into %s'
                 % (settings.result.name, bitstream_path, name))
+        state = state.instead(settings.loads)
         with self._lock:
-            self._loaded[name] = state
-            self._card_addresses[name] = _describe(controlpath_id)
+            if state is not None:
+                self._loaded[name] = state
+                self._card_addresses[name] = _describe(controlpath_id)
+                self._save()
             self._bitstreams[key] = bitstream_path
-            self._save()
         return base.ProgramOutcome(
             vocabulary.ProgramResult.SUCCESS, 'simulated loading of %s into %s '
             'in %s seconds' % (bitstream_path, name, settings.seconds))
+
+    def loaded(self, controlpath_id, deployable_name=None):
+        """What a region of a card of the last discovery holds: its image
+        and function id as loaded (``loads`` of its ``program`` key may
+        have loaded something else than asked), else the function the
+        fleet file gives it.
+
+        :raises: base.ReadbackFailed for a device or region that is not a
+            simulated one, and for a region whose ``loads`` is
+            ``unreadable``
+        """
+        with self._lock:
+            card = self._cards.get(_key(controlpath_id))
+            loaded = dict(self._loaded)
+        name, refused = fake_fpga.program_target(
+            card, _describe(controlpath_id), deployable_name)
+        if refused is not None:
+            raise base.ReadbackFailed(refused.message)
+        if card.settings[name].loads == 'unreadable':
+            raise base.ReadbackFailed('simulated: region %s cannot be read '
+                                      'back (loads: unreadable)' % name)
+        return fake_fpga.readback(card, name, loaded.get(name))
 
     def _restore(self):
         """Take what the state file says the regions hold (at the start)."""

@@ -11,9 +11,12 @@ regions the file describes and for those rebuilt after programming alike.
 
 Programming is simulated per region, as the region's
 ``program`` key in the fleet file says (``Settings``): how many seconds it
-takes, which of the programming outcomes it gives, and the topology (the
+takes, which of the programming outcomes it gives, the topology (the
 PFs and VFs) the region shows afterwards when the bitstream's metadata give
-none. A region successfully programmed holds a ``Loaded``; ``apply`` makes
+none, and what a successful load really leaves in the region (``loads``:
+what was asked, nothing new, another function, or something that cannot
+be read back), so that tests can drive the agent's verification
+(``readback``). A region successfully programmed holds a ``Loaded``; ``apply`` makes
 a freshly built card show it: the bitstream and function ids as the
 region's attributes and function trait and, with a topology, new PF and VF
 deployables and attach handles on PCI functions the card's other regions
@@ -52,6 +55,12 @@ RESULTS = {
     'invalid_bitstream': vocabulary.ProgramResult.INVALID_BITSTREAM,
 }
 FUNCTION_TRAIT_PREFIX = base.custom_trait('FPGA', 'FUNCTION', 'ID') + '_'
+# What a load reported successful leaves in the region, by the names the
+# fleet file uses: what was asked; nothing new (the region keeps what it
+# held); a function nobody asked for (OTHER_FUNCTION_ID, no image id); or
+# what was asked, but the region cannot be read back.
+LOADS = ('asked', 'nothing', 'other', 'unreadable')
+OTHER_FUNCTION_ID = uuid.uuid5(REGION_NAMESPACE, 'other function').hex
 
 
 class NoRoom(ValueError):
@@ -62,12 +71,14 @@ class NoRoom(ValueError):
 class Settings:
     """How programming a region goes: its ``program`` key in the file.
 
-    ``topology_after`` is a ``cyborg.bitstream_topology.Topology`` or None.
+    ``topology_after`` is a ``cyborg.bitstream_topology.Topology`` or None;
+    ``loads`` one of LOADS.
     """
 
     seconds: float = 0
     result: vocabulary.ProgramResult = vocabulary.ProgramResult.SUCCESS
     topology_after: object = None
+    loads: str = 'asked'
 
 
 DEFAULT_SETTINGS = Settings()
@@ -103,6 +114,17 @@ class Loaded:
         return cls(bitstream_path=bitstream_path,
                    bitstream_id=metadata.image_id, function_id=function_id,
                    function_name=metadata.function_name, topology=topology)
+
+    def instead(self, loads):
+        """What the region holds after this load, as ``loads`` (one of
+        LOADS) says, or None when it keeps what it held."""
+        if loads == 'nothing':
+            return None
+        if loads == 'other':
+            return Loaded(bitstream_path=self.bitstream_path,
+                          function_id=OTHER_FUNCTION_ID,
+                          function_name='other')
+        return self
 
     def attributes(self):
         """The region attributes this load sets (those it knows)."""
@@ -154,6 +176,16 @@ def card(fpga, prefix):
                   for index, region in enumerate(fpga['regions'])})
 
 
+def readback(fake_card, name, loaded):
+    """The ``base.Readback`` of region ``name`` of ``fake_card`` holding
+    ``loaded`` (a Loaded, or None: what the fleet file describes)."""
+    if loaded is not None:
+        return base.Readback(bitstream_id=loaded.bitstream_id,
+                             function_id=loaded.function_id)
+    region = _region(fake_card.build(), name)
+    return base.Readback(function_id=region.attributes.get('function_id'))
+
+
 def fpga_device(fpga, prefix):
     """The card of the validated fleet entry ``fpga`` at ``prefix``
     (``domain:bus:``): a root, its regions, their PFs and their VFs.
@@ -178,13 +210,16 @@ def fpga_device(fpga, prefix):
             vf_number += count
         regions.append(_region_deployable(fpga, index, address, vendor_trait,
                                           layout))
+    vendor_board_info = {'board': fpga['board']}
+    if fpga.get('shell_id'):
+        vendor_board_info['shell_id'] = fpga['shell_id']
     return base.DriverDevice(
         type='FPGA', vendor=fpga['vendor'], model=fpga['model'],
         reports_bitstreams=True,
         controlpath_id=base.pci_controlpath_id(address),
         std_board_info={'device_id': fpga['product_id'],
                         'class': 'Processing accelerators'},
-        vendor_board_info={'board': fpga['board']},
+        vendor_board_info=vendor_board_info,
         deployables=[base.root_deployable('fpga-%s' % address, regions)])
 
 

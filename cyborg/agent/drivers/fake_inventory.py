@@ -14,6 +14,7 @@ import re
 
 import yaml
 
+from cyborg import bitstream as bitstreams
 from cyborg import bitstream_topology
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import fake_fpga
@@ -55,7 +56,7 @@ HEX = object()
 # A non-negative int or float.
 NUMBER = object()
 _PROGRAM_KEYS = {'seconds': (NUMBER, 0), 'result': (str, 'success'),
-                 'topology_after': (dict, None)}
+                 'topology_after': (dict, None), 'loads': (str, 'asked')}
 _VGPU_TYPE_KEYS = {'type': (str, REQUIRED), 'name': (str, REQUIRED),
                    'instances': (int, REQUIRED)}
 _REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
@@ -65,7 +66,7 @@ _FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
               'vendor_name': (str, None), 'board': (str, 'fake_board'),
               'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
               'attach_type': (str, 'TEST_PCI'), 'regions': (list, None),
-              'prepare': (str, 'succeed')}
+              'prepare': (str, 'succeed'), 'shell_id': (str, None)}
 _GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
              'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
              'vgpu_types': (list, []), 'prepare': (str, 'succeed')}
@@ -204,6 +205,12 @@ def _fpga(data, where):
     fpga['product_number'] = _hex_id(fpga['product_id'],
                                      where + '.product_id')
     _attach_type(fpga['attach_type'], where + '.attach_type')
+    if fpga['shell_id'] is not None:
+        shell = bitstreams.hex32(fpga['shell_id'])
+        if shell is None:
+            raise InvalidInventory('%s.shell_id: expected a uuid, got %r'
+                                   % (where, fpga['shell_id']))
+        fpga['shell_id'] = shell
     if fpga['regions'] is None:
         fpga['regions'] = [{}]
     fpga['regions'] = [
@@ -238,6 +245,10 @@ def _program_settings(data, where):
         raise InvalidInventory('%s.seconds: at most %d, got %r'
                                % (where, fake_fpga.MAX_SECONDS,
                                   values['seconds']))
+    if values['loads'] not in fake_fpga.LOADS:
+        raise InvalidInventory('%s.loads: expected one of %s, got %r'
+                               % (where, ', '.join(fake_fpga.LOADS),
+                                  values['loads']))
     result = fake_fpga.RESULTS.get(values['result'])
     if result is None:
         raise InvalidInventory('%s.result: expected one of %s, got %r'
@@ -256,7 +267,7 @@ def _program_settings(data, where):
                 'fit a card' % (where, topology.pf_num, topology.vf_num,
                                 MAX_PFS, MAX_VFS))
     return fake_fpga.Settings(seconds=values['seconds'], result=result,
-                              topology_after=topology)
+                              topology_after=topology, loads=values['loads'])
 
 
 def _gpu(data, where):

@@ -76,7 +76,14 @@ class PrepareProgrammingTest(base.TestCase):
         # Only the agent's downloads from here on.
         self.useFixture(fixtures.MonkeyPatch('tempfile.tempdir', self.tmp))
 
+    def loaded(self):
+        """What a region loaded with ``self.image`` answers it holds."""
+        return {'prepared': True, 'reason': None,
+                'readback': {'bitstream_id': self.image,
+                             'function_id': self.function_id}}
+
     def _image(self):
+        self.function_id = uuid.uuid4().hex
         path = os.path.join(self.files, 'bitstream.gbs')
         with open(path, 'wb') as stream:
             stream.write(test_program.DATA)
@@ -84,7 +91,7 @@ class PrepareProgrammingTest(base.TestCase):
                       'vendor': 'intel', 'board': 'pac_arria10',
                       'version': '1', 'driver_ver': '1',
                       'driver_path': '/opt',
-                      'function_uuid': str(uuid.uuid4())}
+                      'function_uuid': str(uuid.UUID(self.function_id))}
         return glance_client.GlanceClient(conf.CONF).upload(
             path, 'aes', properties, ['FPGA'])['id']
 
@@ -109,7 +116,7 @@ class PrepareProgrammingTest(base.TestCase):
 
         answer = self.prepare(arq('a', 0, bitstream_id=self.image))
 
-        self.assertEqual({'a': {'prepared': True, 'reason': None}}, answer)
+        self.assertEqual({'a': self.loaded()}, answer)
         self.assertEqual([('fpga-0000:10:00.0-region0', self.image)],
                          self.driver.programs)
         self.assertEqual([], self.downloads())
@@ -166,7 +173,7 @@ class PrepareProgrammingTest(base.TestCase):
                                   bitstream_id=self.image))
 
         self.assertEqual({'plain': {'prepared': True, 'reason': None},
-                          'loading': {'prepared': True, 'reason': None}},
+                          'loading': self.loaded()},
                          answer)
         # The bitstream first, the other handle once it is loaded.
         self.assertEqual([('0', False), ('1', True)], seen)
@@ -238,7 +245,7 @@ class PrepareProgrammingTest(base.TestCase):
         first = self.prepare(*arqs)
         again = self.prepare(*arqs)
 
-        self.assertEqual({'loading': {'prepared': True, 'reason': None},
+        self.assertEqual({'loading': self.loaded(),
                           'plain': {'prepared': True, 'reason': None}},
                          first)
         self.assertEqual(first, again)
