@@ -147,7 +147,13 @@ class HistoryEvent:
     # it), or undrained it.
     DRAIN = 'drain'
     UNDRAIN = 'undrain'
-    ALL = (PROGRAM, BIND, UNBIND, DELETE, ENABLE, DISABLE, DRAIN, UNDRAIN)
+    # The health of the device or deployable changed as its agent's report
+    # or a failed verification said (the entry's reason says why), or an
+    # operator cleared it (healthy again).
+    HEALTH = 'health'
+    CLEAR_HEALTH = 'clear_health'
+    ALL = (PROGRAM, BIND, UNBIND, DELETE, ENABLE, DISABLE, DRAIN, UNDRAIN,
+           HEALTH, CLEAR_HEALTH)
 
 
 class HistoryOutcome:

@@ -36,6 +36,7 @@ lock waits for nobody. A report that waits longer than MariaDB's
 
 import datetime
 
+from cyborg.conductor import health
 from cyborg.conductor import report_attach_handles
 from cyborg.conductor import report_attributes
 from cyborg.conductor import report_bitstreams
@@ -48,20 +49,25 @@ from cyborg.db.queries import attach_handles
 from cyborg.db.queries import host_locks
 from cyborg.db.queries import inventory
 
-def apply(context, host, devices):
+def apply(context, host, devices, recovery_reports=None):
     """Make the DB rows of ``host`` match ``devices`` (device_to_primitive dicts).
+
+    The devices' health follows the policy of ``cyborg.conductor.health``
+    (``recovery_reports``: ``[health] recovery_reports``).
 
     :raises: cyborg.exception.Invalid when the report is malformed; then
         nothing is written.
     """
     reported = report_validation.validate(host, devices)
-    _reconcile(context, host, reported)
+    _reconcile(context, host, reported, recovery_reports)
 
 
 @db_api.writer
-def _reconcile(context, host, reported):
+def _reconcile(context, host, reported, recovery_reports=None):
     """Reconcile in one transaction of the writer (retried on deadlock)."""
-    _Reconciliation(context, host, reported).run()
+    reconciliation = _Reconciliation(context, host, reported)
+    reconciliation.recovery_reports = recovery_reports
+    reconciliation.run()
 
 
 class _Reconciliation(report_devices.DeviceWrites,
@@ -100,6 +106,10 @@ class _Reconciliation(report_devices.DeviceWrites,
         # updates or deletes: their stored attributes_list is refreshed
         # once, after the last attribute write (_refresh_attributes_lists).
         self.attributes_changed = set()
+        # Device id -> the row inserted for a new device (healthy).
+        self.inserted_devices = {}
+        # [health] recovery_reports (None: the policy's default).
+        self.recovery_reports = None
 
     def run(self):
         """Lock the host, read its rows, then write the differences."""
@@ -108,6 +118,7 @@ class _Reconciliation(report_devices.DeviceWrites,
         host_locks.lock_host(self.context, self.host, self.now)
         self._read()
         device_ids = self._apply_devices()
+        self._apply_health(device_ids)
         deployable_ids = self._apply_deployables(device_ids)
         self._apply_attributes(deployable_ids)
         self._apply_attach_handles(device_ids, deployable_ids)
@@ -115,6 +126,20 @@ class _Reconciliation(report_devices.DeviceWrites,
         self._refresh_attributes_lists()
         report_bitstreams.log_changes(self.context, self.host,
                                       self.bitstream_changes, self.deployables)
+
+    def _apply_health(self, device_ids):
+        """Weigh each device's reported health (``health.apply_report``)."""
+        deployables = {}
+        for row in self.deployables.values():
+            deployables.setdefault(row['device_id'], []).append(row)
+        reported = []
+        for device in self.reported:
+            device_id = device_ids[device.identity]
+            row = self.devices.get(device_id) or self.inserted_devices[
+                device_id]
+            reported.append((row, device, deployables.get(device_id, [])))
+        health.apply_report(self.context, self.host, reported,
+                            self.recovery_reports)
 
     # Reading: one query per table.
 

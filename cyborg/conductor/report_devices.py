@@ -31,8 +31,9 @@ class DeviceWrites:
     """Devices of one report: a part of ``inventory_report._Reconciliation``.
 
     Reads ``reported``, ``device_by_identity`` and ``cpid_of_device`` of the
-    reconciliation; fills ``driver_of_device``, ``reports_bitstreams`` and
-    ``deployables_by_device`` for the writes that follow.
+    reconciliation; fills ``driver_of_device``, ``reports_bitstreams``,
+    ``deployables_by_device`` and ``inserted_devices`` for the writes that
+    follow.
     """
 
     def _apply_devices(self):
@@ -82,6 +83,9 @@ class DeviceWrites:
         for device, row in new_devices:
             device_id = inserted[row['uuid']]
             device_ids[device.identity] = device_id
+            self.inserted_devices[device_id] = dict(
+                row, id=device_id, health=vocabulary.Health.HEALTHY,
+                healthy_reports=0)
             new_cpids.append({'uuid': uuidutils.generate_uuid(),
                               'device_id': device_id,
                               'cpid_type': device.cpid_type,

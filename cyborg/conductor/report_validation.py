@@ -14,6 +14,11 @@ A deployable's ``bitstream_id`` attribute is the Glance image it holds
 recorded in. A device's ``reports_bitstreams`` (a boolean, False when
 absent: agents older than it) says that its deployables without one hold
 none.
+
+A device's ``health`` (a word of ``vocabulary.Health``; ``healthy`` when
+absent: agents older than it) and ``health_reason`` (a text or None, cut
+to HEALTH_REASON_LIMIT characters) are what its driver saw at this
+discovery; ``cyborg.conductor.health`` decides what they change.
 """
 
 import dataclasses
@@ -36,6 +41,8 @@ STRING_LIMITS = {'type': 30, 'vendor': 255, 'model': 255, 'cpid_type': 30,
 # column it is recorded in (deployables.bitstream_id).
 BITSTREAM_KEY = 'bitstream_id'
 BITSTREAM_LIMIT = 36
+# The length of health_reason (devices and deployables).
+HEALTH_REASON_LIMIT = 255
 
 
 def canonical_json(value):
@@ -101,6 +108,9 @@ class ReportedDevice:
     deployables: list
     # Whether a deployable reporting no bitstream_id holds none.
     reports_bitstreams: bool = False
+    # What the driver saw at this discovery (vocabulary.Health) and why.
+    health: str = vocabulary.Health.HEALTHY
+    health_reason: object = None  # str or None
 
     @property
     def identity(self):
@@ -198,7 +208,24 @@ class _Validator:
                          for child in deployables],
             reports_bitstreams=self.field(entry, 'reports_bitstreams', where,
                                           bool, required=False,
-                                          default=False))
+                                          default=False),
+            **self.health(entry, where))
+
+    def health(self, entry, where):
+        """A device's ``health`` and ``health_reason`` (cut to fit)."""
+        health = self.field(entry, 'health', where, str, required=False,
+                            default=vocabulary.Health.HEALTHY)
+        if health not in vocabulary.Health.ALL:
+            self.fail(where, "'health' must be one of %s, got %r"
+                      % (', '.join(vocabulary.Health.ALL), health))
+        reason = entry.get('health_reason')
+        if reason is not None:
+            if not isinstance(reason, str):
+                self.fail(where, "'health_reason' must be a string, got %s"
+                          % type(reason).__name__)
+            if len(reason) > HEALTH_REASON_LIMIT:
+                reason = reason[:HEALTH_REASON_LIMIT - 3] + '...'
+        return {'health': health, 'health_reason': reason or None}
 
     def deployable(self, entry, where, depth):
         """One deployable and its subtree; at ``depth`` 1 below the device."""

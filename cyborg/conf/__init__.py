@@ -15,6 +15,7 @@ from cyborg.conf import conductor
 from cyborg.conf import database
 from cyborg.conf import default
 from cyborg.conf import glance
+from cyborg.conf import health
 from cyborg.conf import keystone_authtoken
 from cyborg.conf import metrics
 from cyborg.conf import nova
@@ -26,7 +27,8 @@ from cyborg.conf import upgrade_levels
 CONF = cfg.CONF
 
 MODULES = (default, api, database, agent, conductor, placement, glance, nova,
-           keystone_authtoken, service_user, upgrade_levels, metrics, quota)
+           keystone_authtoken, service_user, upgrade_levels, metrics, quota,
+           health)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -107,6 +107,13 @@ class DriverDevice:
     after a power cycle), so the conductor clears the image it recorded.
     Left False, a reported ``bitstream_id`` is recorded all the same but
     its absence means "unknown" and the recorded image stays.
+
+    ``health`` is how the card fares at this discovery, a word of
+    ``vocabulary.Health``: ``healthy``, ``degraded`` (a transient fault,
+    e.g. a non-fatal error count that grew) or ``failed`` (fatal); with
+    ``health_reason`` saying why (at most 255 characters are kept). The
+    conductor's policy (``cyborg.conductor.health``) decides what it does
+    to the device's offer.
     """
 
     type: str
@@ -117,6 +124,8 @@ class DriverDevice:
     vendor_board_info: dict = dataclasses.field(default_factory=dict)
     deployables: list = dataclasses.field(default_factory=list)
     reports_bitstreams: bool = False
+    health: str = vocabulary.Health.HEALTHY
+    health_reason: str | None = None
 
 
 def device_to_primitive(device, driver_name):
