@@ -7,11 +7,16 @@ gets a time limit, and whatever happens (exit status, time-out, missing or
 unusable executable) becomes a ``base.ProgramOutcome`` with the programming
 result code and a message naming the tool and, on failure, the end of what it printed.
 ``pci_target`` checks the device and region named by the caller first.
+``query_tool`` runs a tool that reads a card (what a region holds, its
+shell) the same way and returns its output, or raises
+``base.ReadbackFailed`` saying why it cannot; ``parse_fields`` reads the
+``Key : Value`` lines such tools print.
 """
 
 import dataclasses
 import logging
 import os
+import re
 import subprocess
 
 from cyborg.agent.drivers import base
@@ -21,6 +26,10 @@ LOG = logging.getLogger(__name__)
 
 # How much of the tool's output a failure message keeps (its end).
 OUTPUT_TAIL = 500
+# A query (reading a card) is given at most this many seconds.
+QUERY_TIMEOUT = 60
+# "  Platform UUID        : 1234..." (a key, a colon, a value).
+_FIELD = re.compile(r'^\s*([A-Za-z][A-Za-z0-9 ()/_.-]*?)\s*:\s*(\S.*?)\s*$')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,3 +131,49 @@ def run_tool(tool, arguments, bitstream_path, target):
                         % (name, how, target, output or '(no output)'))
     return _outcome(vocabulary.ProgramResult.SUCCESS,
                     '%s loaded %s into %s' % (name, bitstream_path, target))
+
+
+def query_tool(tool, arguments, target):
+    """Run ``tool`` with ``arguments`` to read ``target`` (what to call the
+    device in messages); its standard output as text.
+
+    The tool gets ``tool.timeout`` seconds, at most QUERY_TIMEOUT.
+
+    :raises: base.ReadbackFailed when the tool is missing, cannot be run,
+        runs out of time or exits with a non-zero status (with the end of
+        its error output)
+    """
+    command = [tool.path] + list(arguments)
+    name = os.path.basename(tool.path)
+    timeout = min(tool.timeout, QUERY_TIMEOUT)
+    try:
+        completed = subprocess.run(
+            command, capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise base.ReadbackFailed('%s did not finish reading %s within %s '
+                                  'seconds' % (name, target, timeout)) from None
+    except FileNotFoundError:
+        raise base.ReadbackFailed('tool %s not found (set %s)'
+                                  % (tool.path, tool.option)) from None
+    except OSError as error:
+        raise base.ReadbackFailed('tool %s cannot be run (%s): %s'
+                                  % (tool.path, tool.option, error)) from None
+    if completed.returncode != 0:
+        output = _tail(completed.stderr) or _tail(completed.stdout)
+        raise base.ReadbackFailed('%s exited with %d reading %s: %s'
+                                  % (name, completed.returncode, target,
+                                     output or '(no output)'))
+    return completed.stdout.decode('utf-8', errors='replace')
+
+
+def parse_fields(text):
+    """``{key: value}`` of the ``Key : Value`` lines of ``text``, keys
+    case-folded with their spaces single; the first line of a key wins."""
+    fields = {}
+    for line in text.splitlines():
+        match = _FIELD.match(line)
+        if match is not None:
+            key = ' '.join(match.group(1).casefold().split())
+            fields.setdefault(key, match.group(2))
+    return fields

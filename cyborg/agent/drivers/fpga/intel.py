@@ -10,7 +10,11 @@ has several ports, all of them when it has one. Those VFs are the region's
 attach handles and, as deployables, its children.
 
 A card is programmed with OPAE's ``fpgaconf`` on its physical function
-(``[intel_fpga_driver] fpgaconf_path`` and ``program_timeout``).
+(``[intel_fpga_driver] fpgaconf_path`` and ``program_timeout``). What a
+region holds afterwards is read back from the AFU id its port reports in
+sysfs (``loaded``), as OPAE's own tools read it. The PR interface id of the
+card's FPGA Management Engine is the shell it has loaded
+(``vendor_board_info`` ``shell_id``), which a partial bitstream must name.
 """
 
 import logging
@@ -104,6 +108,37 @@ class IntelFPGADriver(base.Driver):
             self._fpgaconf, fpgaconf_arguments(address, bitstream_path),
             bitstream_path, deployable_name or 'fpga-' + address)
 
+    def loaded(self, controlpath_id, deployable_name=None):
+        """The AFU id the region's port reports now (its function id).
+
+        :raises: base.ReadbackFailed when the card or region cannot be
+            found or read, or no region is named on a card with several
+        """
+        address, refused = command.pci_target(controlpath_id,
+                                              deployable_name)
+        if refused is not None:
+            raise base.ReadbackFailed(refused.message)
+        try:
+            device = self._device(address)
+        except Exception as error:
+            raise base.ReadbackFailed('the Intel FPGA at %s cannot be read: '
+                                      '%s' % (address, error)) from error
+        if device is None:
+            raise base.ReadbackFailed('no Intel FPGA card at %s' % address)
+        regions = device.deployables[0].children
+        if deployable_name in (None, 'fpga-' + address):
+            if len(regions) != 1:
+                raise base.ReadbackFailed(
+                    'the Intel FPGA at %s has %d regions: name one'
+                    % (address, len(regions)))
+            deployable_name = regions[0].name
+        for region in regions:
+            if region.name == deployable_name:
+                return base.Readback(
+                    function_id=region.attributes.get('function_id'))
+        raise base.ReadbackFailed('the Intel FPGA at %s has no region %s'
+                                  % (address, deployable_name))
+
     def _card_addresses(self):
         """PCI addresses of FPGA functions, physical or virtual, sorted."""
         found = set()
@@ -163,6 +198,8 @@ class IntelFPGADriver(base.Driver):
             regions.append(_region(address, index, board, region_id,
                                    afu_id, vfs, function.virtfns))
         vendor_board_info = {}
+        if region_id:
+            vendor_board_info['shell_id'] = region_id
         if fme is not None:
             bitstream_id = self._sysfs.read(*fme, 'bitstream_id',
                                             required=False)

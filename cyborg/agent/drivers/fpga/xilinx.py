@@ -9,6 +9,11 @@ it fails, the cards are unknown and the discovery fails.
 
 A card is programmed with XRT's ``xbmgmt program --user`` on its management
 function (``[xilinx_fpga_driver] xbmgmt_path`` and ``program_timeout``).
+``xbmgmt examine --device <management function>`` tells what the card
+holds: its ``Xclbin UUID`` is read back after programming (``loaded``) and
+its ``Platform UUID`` (else ``Interface UUID``) is the shell reported at
+discovery (``vendor_board_info`` ``shell_id``), which a partial bitstream
+must name. A card whose examination fails is reported without a shell.
 """
 
 import logging
@@ -16,6 +21,7 @@ import re
 import shlex
 import subprocess
 
+from cyborg import bitstream as bitstreams
 from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
@@ -72,8 +78,29 @@ def _slot(address):
     return address.rsplit('.', 1)[0]
 
 
-def card_device(management, user):
-    """The DriverDevice of one card from its two PCIFunctions."""
+def examine_facts(text):
+    """``(shell_id, xclbin_id)`` of ``xbmgmt examine`` output: its
+    ``Platform UUID`` (else ``Interface UUID``) and ``Xclbin UUID`` as 32
+    lower-case hex digits, None where absent or not a uuid."""
+    fields = command.parse_fields(text)
+
+    def uuid_of(*keys):
+        for key in keys:
+            value = fields.get(key, '')
+            if value.lower().startswith('0x'):
+                value = value[2:]
+            found = bitstreams.hex32(value)
+            if found is not None:
+                return found
+        return None
+
+    return (uuid_of('platform uuid', 'interface uuid'),
+            uuid_of('xclbin uuid'))
+
+
+def card_device(management, user, shell_id=None):
+    """The DriverDevice of one card from its two PCIFunctions, with the
+    shell it has loaded (32 hex digits) when known."""
     product = '%04X' % management.product_id
     attributes = {'rc': 'FPGA', 'management_function': management.address,
                   'user_function': user.address}
@@ -90,6 +117,7 @@ def card_device(management, user):
         std_board_info={'product_id': management.product,
                         'user_product_id': user.product,
                         'class': '0x%06x' % management.class_code},
+        vendor_board_info={'shell_id': shell_id} if shell_id else {},
         deployables=[deployable])
 
 
@@ -108,6 +136,8 @@ class XilinxFPGADriver(base.Driver):
             path=xbmgmt_path or options.xbmgmt_path,
             timeout=program_timeout or options.program_timeout,
             option='[xilinx_fpga_driver] xbmgmt_path')
+        # Cards whose unknown shell was logged already.
+        self._shell_unknown = set()
 
     def discover(self):
         """Return one device per Xilinx card; a card with an unreadable
@@ -129,8 +159,43 @@ class XilinxFPGADriver(base.Driver):
             functions.sort(key=lambda function: function.address)
             management = functions[0]
             user = functions[1] if len(functions) > 1 else functions[0]
-            devices.append(card_device(management, user))
+            devices.append(card_device(management, user,
+                                       self._shell(management.address)))
         return devices
+
+    def _examine(self, address):
+        """``examine_facts`` of the card managed at ``address``.
+
+        :raises: base.ReadbackFailed
+        """
+        return examine_facts(command.query_tool(
+            self._xbmgmt, ['examine', '--device', address],
+            'fpga-' + address))
+
+    def _shell(self, address):
+        """The shell loaded on the card at ``address``, or None (logged
+        once per driver when xbmgmt cannot tell)."""
+        try:
+            return self._examine(address)[0]
+        except base.ReadbackFailed as error:
+            if address not in self._shell_unknown:
+                self._shell_unknown.add(address)
+                LOG.info('The shell of the Xilinx card %s is unknown, so no '
+                         'partial bitstream fits it: %s', address, error)
+            return None
+
+    def loaded(self, controlpath_id, deployable_name=None):
+        """The xclbin uuid ``xbmgmt examine`` reports for the card (as its
+        function id).
+
+        :raises: base.ReadbackFailed when the card is not a PCI function of
+            this driver's naming or xbmgmt cannot read it
+        """
+        address, refused = command.pci_target(controlpath_id,
+                                              deployable_name)
+        if refused is not None:
+            raise base.ReadbackFailed(refused.message)
+        return base.Readback(function_id=self._examine(address)[1])
 
     def _slots(self):
         """PCIFunctions of each slot holding a Xilinx function, by slot;

@@ -18,7 +18,8 @@ PAC_ARRIA10 = driver_base.DriverDevice(
     type='FPGA', vendor='0x8086', model='pac_arria10',
     controlpath_id=pci_controlpath('0000:5e:00.0'),
     std_board_info={'product_id': '0x09c4', 'class': '0x120000'},
-    vendor_board_info={'bitstream_id': '0x2300011001030f'},
+    vendor_board_info={'bitstream_id': '0x2300011001030f',
+                       'shell_id': '9346116d97f4432b4fa2a3a4b6a1d2ab'},
     deployables=[card_root('0000:5e:00.0', driver_base.DriverDeployable(
         name='fpga-0000:5e:00.0-region0', num_accelerators=1,
         attributes={
@@ -41,6 +42,7 @@ PAC_N3000 = driver_base.DriverDevice(
     type='FPGA', vendor='0x8086', model='pac_n3000',
     controlpath_id=pci_controlpath('0000:be:00.0'),
     std_board_info={'product_id': '0x0b30', 'class': '0x120000'},
+    vendor_board_info={'shell_id': '69528db6eb31577a8c3668f9faa081f6'},
     deployables=[card_root('0000:be:00.0', driver_base.DriverDeployable(
         name='fpga-0000:be:00.0-region0', num_accelerators=1,
         attributes={

@@ -23,8 +23,9 @@ from cyborg.tests.unit.agent.drivers.driver_test import pci_controlpath
 Result = vocabulary.ProgramResult
 
 # The stand-in: appends its arguments (a JSON list) to <itself>.arguments,
-# then does what <itself>.json says: sleep seconds, print to stdout and
-# stderr, kill itself with a signal or exit with a code.
+# then does what <itself>.json says: sleep seconds, write files (a card
+# changing in sysfs), print to stdout and stderr, kill itself with a signal
+# or exit with a code.
 STAND_IN = '''#!%s
 import json, os, signal, sys, time
 me = os.path.abspath(__file__)
@@ -36,6 +37,9 @@ try:
 except FileNotFoundError:
     behaviour = {}
 time.sleep(behaviour.get('sleep', 0))
+for path, text in behaviour.get('write', {}).items():
+    with open(path, 'w') as written:
+        written.write(text)
 sys.stdout.write(behaviour.get('stdout', ''))
 sys.stderr.write(behaviour.get('stderr', ''))
 sys.stdout.flush()
