@@ -82,15 +82,23 @@ class FakeDriver(base.Driver):
         # attach info): what tests and benchmarks count.
         self.programs = []
         self.releases = []
+        # How many discoveries this driver made: a card's scripted faults
+        # (``faults`` in the file) are keyed by this count.
+        self.reports = 0
 
     def discover(self):
-        """Return the simulated devices, programmed regions as loaded.
+        """Return the simulated devices, programmed regions as loaded,
+        each with the health its entry gives it at this discovery (the
+        ``reports``-th).
 
         :raises: base.DiscoveryFailed naming the bad key or the path when
             the file is missing, unreadable or malformed; the devices of
             the last discovery stay known until it is fixed
         """
         path = self._inventory_path or conf.CONF.agent.fake_inventory
+        with self._lock:
+            self.reports += 1
+            report = self.reports
         if not path:
             devices = [_default_fpga()]
             cards = {_key(CONTROLPATH_ID): _default_card()}
@@ -98,6 +106,10 @@ class FakeDriver(base.Driver):
         else:
             inventory = self._load(path)
             devices = fake_inventory.build_devices(inventory)
+            for device, (health, reason) in zip(
+                    devices, fake_inventory.health_at(inventory, report),
+                    strict=True):
+                device.health, device.health_reason = health, reason
             cards = fake_inventory.fpga_cards(inventory)
             modes = {_key(device.controlpath_id): mode
                      for device, mode in zip(

@@ -5,7 +5,9 @@ the fake driver simulates (its format is in etc/cyborg/fake-inventory.yaml
 and doc/source/admin/drivers.rst). This module reads it for a host, checks
 every key with defaults filled in (``InvalidInventory`` names the bad one)
 and builds the devices, the FPGA cards and the ``prepare`` modes it
-describes, card after card on their own PCI buses.
+describes, card after card on their own PCI buses, and the health each
+card reports at a given discovery (its ``health`` key and its scripted
+``faults``, ``health_at``).
 """
 
 import json
@@ -16,6 +18,7 @@ import yaml
 
 from cyborg import bitstream as bitstreams
 from cyborg import bitstream_topology
+from cyborg.common import vocabulary
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import fake_fpga
 from cyborg.agent.drivers.gpu import nvidia
@@ -35,6 +38,7 @@ MAX_VFS = fake_fpga.MAX_VFS
 _TYPE_ID = re.compile(r'^[A-Za-z0-9_.:-]+$')
 # What ``prepare`` does for the handles of a card.
 PREPARE_MODES = ('succeed', 'fail', 'hang')
+HEALTHS = vocabulary.Health.ALL
 
 
 class InvalidInventory(ValueError):
@@ -57,6 +61,15 @@ HEX = object()
 NUMBER = object()
 _PROGRAM_KEYS = {'seconds': (NUMBER, 0), 'result': (str, 'success'),
                  'topology_after': (dict, None), 'loads': (str, 'asked')}
+# A scripted fault of every card of an entry: from its ``at_report``-th
+# discovery (counted from 1) it reports ``health`` with ``reason``, until
+# its ``recover_at``-th (None: for good).
+_FAULT_KEYS = {'at_report': (int, REQUIRED), 'health': (str, REQUIRED),
+               'reason': (str, None), 'recover_at': (int, None)}
+# The health keys of an FPGA or GPU entry: what its cards report outside
+# their faults (a test may rewrite the file: it is read at every discovery).
+_HEALTH_KEYS = {'health': (str, 'healthy'), 'health_reason': (str, None),
+                'faults': (list, [])}
 _VGPU_TYPE_KEYS = {'type': (str, REQUIRED), 'name': (str, REQUIRED),
                    'instances': (int, REQUIRED)}
 _REGION_KEYS = {'id': (str, None), 'function_id': (str, None),
@@ -70,6 +83,9 @@ _FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
 _GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
              'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
              'vgpu_types': (list, []), 'prepare': (str, 'succeed')}
+# Cards of both kinds report a health.
+_FPGA_KEYS.update(_HEALTH_KEYS)
+_GPU_KEYS.update(_HEALTH_KEYS)
 _TOP_KEYS = {'fpgas': (list, []), 'gpus': (list, [])}
 
 
@@ -198,9 +214,40 @@ def _prepare_mode(value, where):
     return value
 
 
+def _health(entry, where):
+    """Check the health keys of a validated FPGA or GPU ``entry``.
+
+    :raises: InvalidInventory
+    """
+    _health_word(entry['health'], where + '.health')
+    faults = []
+    for index, data in enumerate(entry['faults']):
+        at = '%s.faults[%d]' % (where, index)
+        fault = _mapping(data, _FAULT_KEYS, at)
+        _health_word(fault['health'], at + '.health')
+        if fault['at_report'] < 1:
+            raise InvalidInventory('%s.at_report: reports are counted from '
+                                   '1, got %r' % (at, fault['at_report']))
+        if fault['recover_at'] is not None and \
+                fault['recover_at'] <= fault['at_report']:
+            raise InvalidInventory('%s.recover_at: must come after '
+                                   'at_report (%d), got %r'
+                                   % (at, fault['at_report'],
+                                      fault['recover_at']))
+        faults.append(fault)
+    entry['faults'] = faults
+
+
+def _health_word(value, where):
+    if value not in HEALTHS:
+        raise InvalidInventory('%s: expected one of %s, got %r'
+                               % (where, ', '.join(HEALTHS), value))
+
+
 def _fpga(data, where):
     fpga = _mapping(data, _FPGA_KEYS, where)
     _prepare_mode(fpga['prepare'], where + '.prepare')
+    _health(fpga, where)
     fpga['vendor_id'] = _hex_id(fpga['vendor'], where + '.vendor')
     fpga['product_number'] = _hex_id(fpga['product_id'],
                                      where + '.product_id')
@@ -273,6 +320,7 @@ def _program_settings(data, where):
 def _gpu(data, where):
     gpu = _mapping(data, _GPU_KEYS, where)
     _prepare_mode(gpu['prepare'], where + '.prepare')
+    _health(gpu, where)
     gpu['product_number'] = _hex_id(gpu['product_id'], where + '.product_id')
     _attach_type(gpu['attach_type'], where + '.attach_type')
     gpu['vgpu_types'] = [
@@ -306,6 +354,26 @@ def prepare_modes(inventory):
     return [entry['prepare']
             for entry in inventory['fpgas'] + inventory['gpus']
             for _ in range(entry['count'])]
+
+
+def health_at(inventory, report):
+    """The (health, reason) of each device ``build_devices`` makes, in
+    order, at the ``report``-th discovery (counted from 1).
+
+    A fault whose ``at_report`` has come and whose ``recover_at`` has not
+    decides (the last such one of the entry's list); otherwise the entry's
+    ``health`` and ``health_reason``.
+    """
+    healths = []
+    for entry in inventory['fpgas'] + inventory['gpus']:
+        health = (entry['health'], entry['health_reason'])
+        for fault in entry['faults']:
+            if fault['at_report'] <= report and (
+                    fault['recover_at'] is None
+                    or report < fault['recover_at']):
+                health = (fault['health'], fault['reason'])
+        healths.extend([health] * entry['count'])
+    return healths
 
 
 def fpga_cards(inventory):

@@ -23,6 +23,7 @@ import re
 import uuid
 
 from cyborg import conf
+from cyborg.agent.drivers import aer
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
 from cyborg.conf import drivers as driver_opts
@@ -196,9 +197,13 @@ class NvidiaGPUDriver(base.Driver):
     def __init__(self, sysfs_root=None):
         root = sysfs_root or conf.CONF.nvidia_gpu_driver.sysfs_root
         self._sysfs = sysfs_reader.Sysfs(root)
+        self._aer = aer.AerTracker(self._sysfs)
 
     def discover(self):
         """Return the GPUs in sysfs; a GPU that cannot be read is skipped.
+
+        Each GPU's health is read from the growth of its AER counters
+        since the previous discovery (``cyborg.agent.drivers.aer``).
 
         :raises: base.DiscoveryFailed when the PCI devices cannot be listed
         """
@@ -209,9 +214,16 @@ class NvidiaGPUDriver(base.Driver):
             if function.physfn is not None:
                 continue
             try:
-                devices.append(self._device(function))
+                device = self._device(function)
             except Exception:
                 LOG.exception('Skipping NVIDIA GPU %s', function.address)
+                continue
+            device.health, device.health_reason = self._aer.health(
+                function.address)
+            devices.append(device)
+        self._aer.forget_others(
+            base.pci_address(device.controlpath_id.cpid_info)
+            for device in devices)
         return devices
 
     def _device(self, function):
