@@ -23,6 +23,7 @@ from cyborg.conductor import history
 from cyborg.conductor import inventory_report
 from cyborg.conductor import os_acc_calls
 from cyborg.conductor import placement_sync
+from cyborg.conductor import prefetching
 from cyborg.conductor import programming
 from cyborg.conductor import quota
 from cyborg.conductor import releasing
@@ -59,6 +60,8 @@ class ConductorManager:
                                          conf.CONF),
             placement_for=lambda: self.placement)
         self.releaser = releasing.Releaser(agents)
+        self.prefetcher = prefetching.Prefetcher(
+            agents, functools.partial(glance_client.GlanceClient, conf.CONF))
         # [quota]: limits read from Keystone (or [quota] local_limits).
         self.quotas = quota.Quotas.from_conf(conf.CONF)
         # os-acc: plugs bind with this conductor's binder, in the caller's
@@ -181,6 +184,13 @@ class ConductorManager:
         what the API shows of it at ``row_options`` (RPC 1.5)."""
         return self.programmer.program(context, deployable_uuid, image_id,
                                        row_options)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def prefetch_bitstream(self, context, image_id):
+        """Send a Glance bitstream to the caches of the hosts it fits
+        (RPC 1.6); return the hosts asked."""
+        return self.prefetcher.prefetch(context, image_id)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

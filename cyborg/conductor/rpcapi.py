@@ -42,7 +42,8 @@ class ConductorAPI:
     1.4 - plug_instance, unplug_instance, host_status (os-acc)
     1.5 - program_deployable takes row_options and answers what the API
           shows
-    1.6 - set_drain (drain or undrain a device or deployable)
+    1.6 - set_drain (drain or undrain a device or deployable),
+          prefetch_bitstream (a bitstream into the hosts' caches)
     """
 
     RPC_API_VERSION = '1.6'
@@ -50,6 +51,8 @@ class ConductorAPI:
     DRAIN_VERSION = '1.6'
     # The version the calls of os-acc need.
     OS_ACC_VERSION = '1.4'
+    # The version prefetch_bitstream needs.
+    PREFETCH_VERSION = '1.6'
 
     def __init__(self, program_timeout=None, version_cap=None):
         """``program_timeout``: [conductor] program_timeout, for callers of
@@ -216,6 +219,22 @@ class ConductorAPI:
         call_context = self._client.prepare(version=self.DRAIN_VERSION)
         return call_context.call(context, 'set_drain', kind=kind, uuid=uuid,
                                  drain=drain, reason=reason)
+
+    def prefetch_bitstream(self, context, image_id):
+        """Have the agents of the hosts with a region Glance image
+        ``image_id`` fits put it into their bitstream caches (casts, not
+        waited for); return ``{'image_id': ..., 'hosts': [...]}``, the
+        hosts asked.
+
+        :raises: VersionPinned; cyborg.exception.ImageNotFound,
+            InvalidBitstream, Conflict, GlanceError, GlanceUnavailable
+        """
+        if not self._client.can_send_version(self.PREFETCH_VERSION):
+            raise VersionPinned('prefetch_bitstream', self.PREFETCH_VERSION,
+                                self.version_cap)
+        call_context = self._client.prepare(version=self.PREFETCH_VERSION)
+        return call_context.call(context, 'prefetch_bitstream',
+                                 image_id=image_id)
 
     def _os_acc_call_context(self, method, timeout=None):
         """The call context of an os-acc call, refused under a lower pin.

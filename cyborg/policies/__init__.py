@@ -22,13 +22,14 @@ from cyborg import exception
 from cyborg.policies import arq
 from cyborg.policies import attribute
 from cyborg.policies import base
+from cyborg.policies import bitstream
 from cyborg.policies import deployable
 from cyborg.policies import device
 from cyborg.policies import device_profile
 from cyborg.policies import fleet
 
 _RULE_MODULES = (base, device_profile, arq, device, deployable, attribute,
-                 fleet)
+                 fleet, bitstream)
 
 # The configuration handed to init(), and the enforcer built from it.
 _CONFIG = None

@@ -239,6 +239,16 @@ ERROR = _object({
                            description='JSON text of the fault.'),
 }, 'Cyborg\'s error body.')
 
+# What a prefetch answers (2.6).
+PREFETCH = _object({
+    'image_id': UUID,
+    'hosts': field('array', 'The hosts whose agents were asked to cache '
+                   'the bitstream: those with an FPGA region it fits '
+                   '(vendor, board, region, shell). Empty when it fits '
+                   'none.', items={'type': 'string'}),
+}, 'A prefetch sent: the agents download the bitstream into their '
+   'caches after the answer.')
+
 SCHEMAS = {
     'Device': DEVICE,
     'Deployable': DEPLOYABLE,
@@ -246,6 +256,7 @@ SCHEMAS = {
     'DeviceProfile': DEVICE_PROFILE,
     'ARQ': ARQ,
     'HistoryEntry': HISTORY_ENTRY,
+    'Prefetch': PREFETCH,
     'Version': _VERSION,
     'VersionDocument': ROOT,
     'Fault': FAULT,

@@ -14,6 +14,7 @@ import re
 from cyborg.api.schemas import arq_patch
 from cyborg.api.schemas import arqs
 from cyborg.api.schemas import attributes
+from cyborg.api.schemas import bitstreams
 from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
@@ -21,6 +22,7 @@ from cyborg.api.schemas import history
 from cyborg.api.schemas import paths
 from cyborg.policies import arq as arq_policies
 from cyborg.policies import attribute as attribute_policies
+from cyborg.policies import bitstream as bitstream_policies
 from cyborg.policies import deployable as deployable_policies
 from cyborg.policies import device as device_policies
 from cyborg.policies import device_profile as device_profile_policies
@@ -244,6 +246,22 @@ ROUTES = (
            [arq_policies.DELETE], {204: None}, errors=(400, 404),
            parameters={'uuid': arqs.ARQ_UUIDS},
            description='A Bound ARQ needs a service token.'),
+    # Bitstreams.
+    _route('POST', '/v2/bitstreams/{image_id}/prefetch', 'prefetchBitstream',
+           'Put a bitstream into the caches of the hosts it fits (from '
+           '2.6)', [bitstream_policies.PREFETCH], {202: 'Prefetch'},
+           errors=(400, 404, 409),
+           parameters={'image_id': bitstreams.IMAGE_ID},
+           description='From microversion 2.6 (below it an unknown path, '
+                       '404): the Glance image, looked up with the '
+                       'caller\'s token (404 when unknown or not visible, '
+                       '400 when its metadata are not a bitstream\'s), is '
+                       'sent to the agents of the hosts with an FPGA region '
+                       'it fits, which download it into their bitstream '
+                       'caches after the answer; the first program or bind '
+                       'there then downloads nothing. 409 while agents are '
+                       'pinned below prefetching ([upgrade_levels] agent). '
+                       'No body.'),
     # The fleet page.
     _route('GET', '/v2/fleet', 'showFleet',
            'The fleet: a page for a browser, its data as JSON',

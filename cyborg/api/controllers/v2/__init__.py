@@ -12,6 +12,7 @@ from cyborg.api import openapi
 from cyborg.api.controllers import versions
 from cyborg.api.controllers.v2 import arqs as arq_controllers
 from cyborg.api.controllers.v2 import attributes as attribute_controllers
+from cyborg.api.controllers.v2 import bitstreams as bitstream_controllers
 from cyborg.api.controllers.v2 import deployables as deployable_controllers
 from cyborg.api.controllers.v2 import device_profiles as device_profile_controllers
 from cyborg.api.controllers.v2 import devices as device_controllers
@@ -52,6 +53,8 @@ class _Collections:
     attributes = attribute_controllers.AttributesController()
     device_profiles = device_profile_controllers.DeviceProfilesController()
     accelerator_requests = arq_controllers.ARQsController()
+    # Bitstreams: their prefetch into the hosts' caches.
+    bitstreams = bitstream_controllers.BitstreamsController()
     # The fleet page and its data.
     fleet = fleet_controllers.FleetController()
 

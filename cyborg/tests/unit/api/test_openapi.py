@@ -49,7 +49,8 @@ METHODS = ('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE')
 def concrete(path):
     """``path`` with a value in each of its placeholders."""
     return path.replace('{uuid_or_name}', UUID).replace(
-        '{same_uuid}', UUID).replace('{uuid}', UUID)
+        '{same_uuid}', UUID).replace('{uuid}', UUID).replace(
+        '{image_id}', UUID)
 
 
 def as_tuple(version):

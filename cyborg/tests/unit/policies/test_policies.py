@@ -16,6 +16,7 @@ from cyborg import exception
 from cyborg import policies
 from cyborg.policies import arq
 from cyborg.policies import attribute
+from cyborg.policies import bitstream
 from cyborg.policies import base as base_policies
 from cyborg.policies import deployable
 from cyborg.policies import device
@@ -53,6 +54,8 @@ EXPECTED_DEFAULTS = {
     # for a project's readers and members (cyborg.policies.history).
     'cyborg:device:history': base_policies.HISTORY_READER,
     'cyborg:deployable:history': base_policies.HISTORY_READER,
+    # Microversion 2.6's: sends a bitstream to the hosts' caches.
+    'cyborg:bitstream:prefetch': 'role:admin',
 }
 
 
@@ -132,7 +135,7 @@ class TestRuleDefinitions(PolicyTestCase):
             deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
             attribute.CREATE, attribute.DELETE, fleet.GET, device.HISTORY,
-            deployable.HISTORY}
+            deployable.HISTORY, bitstream.PREFETCH}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 
