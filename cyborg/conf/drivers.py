@@ -25,6 +25,16 @@ intel_fpga_opts = [
     cfg.IntOpt('program_timeout', default=300, min=1,
                help='Seconds fpgaconf may take to program a card; past them '
                     'it is killed and the programming fails.'),
+    cfg.StrOpt('fpgainfo_path', default='fpgainfo',
+               help='The OPAE fpgainfo executable that reads a card\'s '
+                    'error registers at every discovery, run as "fpgainfo '
+                    'errors all [--segment 0x<domain>] --bus 0x<bus> '
+                    '--device 0x<device> --function 0x<function>" (never '
+                    'through a shell): a catastrophic or fatal error makes '
+                    'the card failed, any other error degraded. Empty: the '
+                    'cards are reported healthy without asking. A card '
+                    'fpgainfo cannot read is reported healthy (logged '
+                    'once).'),
 ]
 
 xilinx_fpga_group = cfg.OptGroup(

@@ -15,6 +15,8 @@ region holds afterwards is read back from the AFU id its port reports in
 sysfs (``loaded``), as OPAE's own tools read it. The PR interface id of the
 card's FPGA Management Engine is the shell it has loaded
 (``vendor_board_info`` ``shell_id``), which a partial bitstream must name.
+At every discovery OPAE's ``fpgainfo errors all`` reads the card's error
+registers, which tell its health (``cyborg.agent.drivers.fpga.health``).
 """
 
 import logging
@@ -24,6 +26,7 @@ from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
 from cyborg.agent.drivers.fpga import command
+from cyborg.agent.drivers.fpga import health as fpga_health
 from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
@@ -61,9 +64,10 @@ class IntelFPGADriver(base.Driver):
     region deployable per FME port below it."""
 
     def __init__(self, sysfs_root=None, fpgaconf_path=None,
-                 program_timeout=None):
+                 program_timeout=None, fpgainfo_path=None):
         """Read ``sysfs_root`` and program with the ``fpgaconf_path``
-        executable, given ``program_timeout`` seconds (defaults: the
+        executable, given ``program_timeout`` seconds; read the cards'
+        errors with ``fpgainfo_path`` ('' : not at all) (defaults: the
         [intel_fpga_driver] options)."""
         options = conf.CONF.intel_fpga_driver
         self._sysfs = sysfs_reader.Sysfs(sysfs_root or options.sysfs_root)
@@ -71,6 +75,13 @@ class IntelFPGADriver(base.Driver):
             path=fpgaconf_path or options.fpgaconf_path,
             timeout=program_timeout or options.program_timeout,
             option='[intel_fpga_driver] fpgaconf_path')
+        path = options.fpgainfo_path if fpgainfo_path is None \
+            else fpgainfo_path
+        self._fpgainfo = command.Tool(
+            path=path, timeout=command.QUERY_TIMEOUT,
+            option='[intel_fpga_driver] fpgainfo_path') if path else None
+        # Cards whose unreadable error registers were logged already.
+        self._errors_unknown = set()
 
     def discover(self):
         """Return the Intel FPGA cards; a card that cannot be read is
@@ -87,8 +98,28 @@ class IntelFPGADriver(base.Driver):
                 LOG.exception('Skipping Intel FPGA %s', address)
                 continue
             if device is not None:
+                device.health, device.health_reason = self._health(address)
                 devices.append(device)
         return devices
+
+    def _health(self, address):
+        """``(health, reason)`` of the card at ``address`` from its error
+        registers (``fpga.health.fpgainfo_health``); healthy when fpgainfo
+        is not configured or cannot read them (logged once per card)."""
+        if self._fpgainfo is None:
+            return fpga_health.fpgainfo_health('')
+        try:
+            text = command.query_tool(
+                self._fpgainfo, ['errors', 'all']
+                + fpgaconf_arguments(address, None)[:-1], 'fpga-' + address)
+        except base.ReadbackFailed as error:
+            if address not in self._errors_unknown:
+                self._errors_unknown.add(address)
+                LOG.info('The errors of the Intel FPGA %s are unknown, so '
+                         'it is reported healthy: %s', address, error)
+            return fpga_health.fpgainfo_health('')
+        self._errors_unknown.discard(address)
+        return fpga_health.fpgainfo_health(text)
 
     def program(self, controlpath_id, bitstream_path, *,
                 deployable_name=None, bitstream=None):

@@ -14,6 +14,8 @@ holds: its ``Xclbin UUID`` is read back after programming (``loaded``) and
 its ``Platform UUID`` (else ``Interface UUID``) is the shell reported at
 discovery (``vendor_board_info`` ``shell_id``), which a partial bitstream
 must name. A card whose examination fails is reported without a shell.
+The same examination tells the card's health (its AXI firewall, its
+asynchronous errors: ``cyborg.agent.drivers.fpga.health``).
 """
 
 import logging
@@ -26,6 +28,7 @@ from cyborg import conf
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
 from cyborg.agent.drivers.fpga import command
+from cyborg.agent.drivers.fpga import health as fpga_health
 from cyborg.conf import drivers as driver_opts
 
 LOG = logging.getLogger(__name__)
@@ -159,8 +162,10 @@ class XilinxFPGADriver(base.Driver):
             functions.sort(key=lambda function: function.address)
             management = functions[0]
             user = functions[1] if len(functions) > 1 else functions[0]
-            devices.append(card_device(management, user,
-                                       self._shell(management.address)))
+            shell_id, health = self._shell(management.address)
+            device = card_device(management, user, shell_id)
+            device.health, device.health_reason = health
+            devices.append(device)
         return devices
 
     def _examine(self, address):
@@ -173,16 +178,21 @@ class XilinxFPGADriver(base.Driver):
             'fpga-' + address))
 
     def _shell(self, address):
-        """The shell loaded on the card at ``address``, or None (logged
-        once per driver when xbmgmt cannot tell)."""
+        """The shell loaded on the card at ``address`` (None, logged once
+        per driver, when xbmgmt cannot tell) and its ``(health, reason)``
+        from the same examination (``fpga.health.xbmgmt_health``; healthy
+        when it cannot tell)."""
         try:
-            return self._examine(address)[0]
+            text = command.query_tool(
+                self._xbmgmt, ['examine', '--device', address],
+                'fpga-' + address)
         except base.ReadbackFailed as error:
             if address not in self._shell_unknown:
                 self._shell_unknown.add(address)
                 LOG.info('The shell of the Xilinx card %s is unknown, so no '
                          'partial bitstream fits it: %s', address, error)
-            return None
+            return None, fpga_health.xbmgmt_health('')
+        return examine_facts(text)[0], fpga_health.xbmgmt_health(text)
 
     def loaded(self, controlpath_id, deployable_name=None):
         """The xclbin uuid ``xbmgmt examine`` reports for the card (as its
