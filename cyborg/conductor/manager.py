@@ -18,6 +18,7 @@ from cyborg.conductor import binder
 from cyborg.conductor import device_profiles
 from cyborg.conductor import devices
 from cyborg.conductor import drain as drain_workflow
+from cyborg.conductor import health
 from cyborg.conductor import heartbeats
 from cyborg.conductor import history
 from cyborg.conductor import inventory_report
@@ -98,7 +99,8 @@ class ConductorManager:
     @conductor_metrics.timed_report
     def report_inventory(self, context, host, devices):
         """Record an agent's full inventory, then bring Placement in step."""
-        inventory_report.apply(context, host, devices)
+        inventory_report.apply(context, host, devices,
+                               conf.CONF.health.recovery_reports)
         try:
             placement_sync.sync_host(context, self.placement, host)
         finally:
@@ -111,6 +113,13 @@ class ConductorManager:
         """Enable or disable a device; return the Device."""
         return devices.set_status(context, self.placement, device_uuid,
                                   status, reason)
+
+    @oslo_messaging.expose
+    @oslo_messaging.expected_exceptions(exception.CyborgException)
+    def clear_health(self, context, kind, uuid):
+        """Clear the health of a device or deployable (RPC 1.6); return
+        whether it changed."""
+        return health.clear(context, self.placement, kind, uuid)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

@@ -43,10 +43,14 @@ class ConductorAPI:
     1.5 - program_deployable takes row_options and answers what the API
           shows
     1.6 - set_drain (drain or undrain a device or deployable),
+          clear_health (an operator's clear of a device's or
+          deployable's health),
           prefetch_bitstream (a bitstream into the hosts' caches)
     """
 
     RPC_API_VERSION = '1.6'
+    # The version clear_health needs.
+    CLEAR_HEALTH_VERSION = '1.6'
     # The version set_drain needs.
     DRAIN_VERSION = '1.6'
     # The version the calls of os-acc need.
@@ -205,6 +209,22 @@ class ConductorAPI:
                                        image_id=image_id)
         return deployable if row_options is None else {
             'deployable': deployable}
+
+    def clear_health(self, context, kind, uuid):
+        """An operator's clear of the health of the device or deployable
+        (``kind``: ``device`` or ``deployable``) with ``uuid``: healthy
+        again; return whether its health changed
+        (``cyborg.conductor.health``).
+
+        :raises: VersionPinned; cyborg.exception.ResourceNotFound, Invalid
+        """
+        if not self._client.can_send_version(self.CLEAR_HEALTH_VERSION):
+            raise VersionPinned('clear_health', self.CLEAR_HEALTH_VERSION,
+                                self.version_cap)
+        call_context = self._client.prepare(
+            version=self.CLEAR_HEALTH_VERSION)
+        return call_context.call(context, 'clear_health', kind=kind,
+                                 uuid=uuid)
 
     def set_drain(self, context, kind, uuid, drain, reason=None):
         """Drain (``drain`` True) or undrain the device or deployable
