@@ -10,6 +10,8 @@ PROGRAM = 'cyborg:deployable:program'
 LIST_ATTRIBUTES = 'cyborg:deployable:get_attributes'
 SHOW_ATTRIBUTE = 'cyborg:deployable:get_attribute'
 HISTORY = 'cyborg:deployable:history'
+DRAIN = 'cyborg:deployable:drain'
+UNDRAIN = 'cyborg:deployable:undrain'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -62,6 +64,23 @@ rules = [
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(HISTORY,
                                          base.LEGACY_ADMIN_OR_OWNER)),
+    policy.DocumentedRuleDefault(
+        name=DRAIN, check_str=base.ADMIN,
+        description='Drain a deployable, one region and what is below it '
+                    '(microversion 2.6): no new bind lands on it, its '
+                    'bound ARQs keep working.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/drain',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(DRAIN, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=UNDRAIN, check_str=base.ADMIN,
+        description='Undrain a deployable (microversion 2.6): new binds '
+                    'may land on it again.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/undrain',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(UNDRAIN, base.LEGACY_ADMIN)),
 ]
 
 

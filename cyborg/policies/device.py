@@ -9,6 +9,8 @@ SHOW = 'cyborg:device:get_one'
 DISABLE = 'cyborg:device:disable'
 ENABLE = 'cyborg:device:enable'
 HISTORY = 'cyborg:device:history'
+DRAIN = 'cyborg:device:drain'
+UNDRAIN = 'cyborg:device:undrain'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -49,6 +51,22 @@ rules = [
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(HISTORY,
                                          base.LEGACY_ADMIN_OR_OWNER)),
+    policy.DocumentedRuleDefault(
+        name=DRAIN, check_str=base.ADMIN,
+        description='Drain a device (microversion 2.6): no new bind lands '
+                    'on it, its bound ARQs keep working.',
+        operations=[{'path': '/v2/devices/{device_uuid}/drain',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(DRAIN, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=UNDRAIN, check_str=base.ADMIN,
+        description='Undrain a device (microversion 2.6): new binds may '
+                    'land on it again.',
+        operations=[{'path': '/v2/devices/{device_uuid}/undrain',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(UNDRAIN, base.LEGACY_ADMIN)),
 ]
 
 

@@ -56,6 +56,11 @@ EXPECTED_DEFAULTS = {
     'cyborg:deployable:history': base_policies.HISTORY_READER,
     # Microversion 2.6's: sends a bitstream to the hosts' caches.
     'cyborg:bitstream:prefetch': 'role:admin',
+    # Microversion 2.6's: drain and undrain a device or a deployable.
+    'cyborg:device:drain': 'role:admin',
+    'cyborg:device:undrain': 'role:admin',
+    'cyborg:deployable:drain': 'role:admin',
+    'cyborg:deployable:undrain': 'role:admin',
 }
 
 
@@ -135,7 +140,8 @@ class TestRuleDefinitions(PolicyTestCase):
             deployable.PROGRAM, deployable.LIST_ATTRIBUTES,
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
             attribute.CREATE, attribute.DELETE, fleet.GET, device.HISTORY,
-            deployable.HISTORY, bitstream.PREFETCH}
+            deployable.HISTORY, bitstream.PREFETCH, device.DRAIN,
+            device.UNDRAIN, deployable.DRAIN, deployable.UNDRAIN}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 
