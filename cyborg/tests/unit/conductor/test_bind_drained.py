@@ -79,3 +79,11 @@ class DrainedBindTests(test_bind_transactions.BindingTestsBase):
 
 class SQLiteDrainedBindTests(DrainedBindTests, base.TestCase):
     pass
+
+
+class MySQLDrainedBindTests(DrainedBindTests, base.TestCase):
+    backend = 'mysql'
+
+
+class PostgreSQLDrainedBindTests(DrainedBindTests, base.TestCase):
+    backend = 'postgresql'
