@@ -55,6 +55,11 @@ class BadGateway(exception.CyborgException):
     code = http.HTTPStatus.BAD_GATEWAY
     suspect = False
 
+    @property
+    def health_reason(self):
+        """Why the region is degraded, when it is (``suspect``)."""
+        return self.kwargs.get('reason') or str(self)
+
 
 class ProgrammingFailed(BadGateway):
     msg_fmt = ('Programming deployable %(deployable)s with image %(image)s '
@@ -67,6 +72,11 @@ class AgentTimeout(BadGateway):
                'region may or may not hold image %(image)s.')
     code = http.HTTPStatus.GATEWAY_TIMEOUT
     suspect = True
+
+    @property
+    def health_reason(self):
+        return ('the agent did not answer within %(timeout)s seconds while '
+                'programming image %(image)s' % self.kwargs)
 
 
 class DeployableNotProgrammable(exception.NotFound):
@@ -189,7 +199,8 @@ class Programmer:
                 # must program it again.
                 recorded = _finish(context, target, None, entry(
                     timeutils.utcnow(), failure=failure),
-                    degraded=str(failure) if failure.suspect else None)
+                    degraded=failure.health_reason if failure.suspect
+                    else None)
                 if failure.suspect:
                     self._sync_placement(context, target)
                 raise
