@@ -38,6 +38,7 @@ import prometheus_client
 from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg.conductor import history
+from cyborg.conductor import metrics as conductor_metrics
 from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg.db.queries import health as health_queries
@@ -59,7 +60,7 @@ HEALTH_CHANGES = prometheus_client.Counter(
     'Changes of health of devices and deployables, by kind (device or '
     'deployable), the health they changed to and what changed it (report '
     'or clear).',
-    ['kind', 'health', 'cause'], registry=metrics.process_registry())
+    ['kind', 'health', 'cause'], registry=conductor_metrics.REGISTRY)
 
 # What ``decide`` asks for a row.
 CHANGE = 'change'

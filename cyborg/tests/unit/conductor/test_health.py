@@ -18,9 +18,11 @@ from cyborg import context as cyborg_context
 from cyborg import exception
 from cyborg.conductor import health
 from cyborg.conductor import inventory_report
+from cyborg.conductor import metrics as conductor_metrics
 from cyborg.conductor import placement_sync
 from cyborg.db import models
 from cyborg.db.queries import health as health_queries
+from cyborg import metrics
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.conductor import reports
@@ -198,6 +200,24 @@ class ReportTests(HealthReportCase, base.TestCase):
         for _ in range(4):
             self.report()
         self.assertEqual(FAILED, self.deployable()['health'])
+
+    def test_changes_are_counted_when_metrics_are_on(self):
+        def count(health_word):
+            return conductor_metrics.REGISTRY.get_sample_value(
+                'cyborg_conductor_health_changes_total',
+                {'kind': 'device', 'health': health_word,
+                 'cause': 'report'}) or 0
+
+        degraded, failed = count(DEGRADED), count(FAILED)
+        self.report(DEGRADED, 'x')
+        self.assertEqual(degraded, count(DEGRADED))
+        metrics.enable()
+        self.addCleanup(metrics.disable)
+        self.report(FAILED, 'y')
+        # Failed stays failed: no change, nothing counted.
+        self.report(DEGRADED, 'z')
+        self.assertEqual((degraded, failed + 1),
+                         (count(DEGRADED), count(FAILED)))
 
     def test_one_recovery_report(self):
         self.recovery_reports = 1
