@@ -12,11 +12,13 @@ import logging
 
 from cyborg.clients import nova as nova_client
 from cyborg.conductor import bind_transactions
+from cyborg.conductor import health as conductor_health
 from cyborg.conductor import history
 from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.db.queries import attach_handles
 from cyborg.db.queries import deployables as deployable_queries
+from cyborg.db.queries import devices as device_queries
 from cyborg.db.queries import health as health_queries
 from cyborg.db.queries import history as history_queries
 from cyborg.common import vocabulary
@@ -84,10 +86,30 @@ def record_outcomes(context, decisions, owner, now, lease, *,
     """
     applied, events = _end(context, decisions, owner, now, lease,
                            events_owed=events_owed, programmed=programmed)
-    for deployable_id, reason in sorted((degraded or {}).items()):
-        health_queries.set_deployable_health(
-            context, deployable_id, vocabulary.Health.DEGRADED, reason)
+    mark_degraded(context, degraded or {}, now)
     return applied.ended, events
+
+
+def mark_degraded(context, reasons, now):
+    """Mark the regions of ``reasons`` (``{deployable id: reason}``: their
+    load failed or was not verified) degraded, in the caller's
+    transaction; each change gets a ``health`` history entry, whose agent
+    is the region's host. Rare by nature: two reads per region changed."""
+    entries = []
+    for deployable_id, reason in sorted(reasons.items()):
+        if not health_queries.set_deployable_health(
+                context, deployable_id, vocabulary.Health.DEGRADED, reason):
+            continue
+        deployable, _ = deployable_queries.get_by_id(context, deployable_id)
+        device = device_queries.get_by_id(context, deployable.device_id)
+        LOG.warning('Deployable %s of host %s is degraded: %s',
+                    deployable.uuid, device.hostname, reason)
+        entries.append(conductor_health.entry(
+            context, {'id': device.id, 'uuid': device.uuid},
+            {'id': deployable.id, 'uuid': deployable.uuid},
+            history.EVENTS.HEALTH, now, reason, agent=device.hostname,
+            health=vocabulary.Health.DEGRADED))
+    history_queries.append(context, entries)
 
 
 @db_api.writer

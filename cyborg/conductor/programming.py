@@ -28,12 +28,12 @@ from cyborg import bitstream_fit
 from cyborg.common import vocabulary
 from cyborg import exception
 from cyborg import objects
+from cyborg.conductor import bind_finishing
 from cyborg.conductor import bind_programming
 from cyborg.conductor import history
 from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg.db.queries import deployables as deployable_queries
-from cyborg.db.queries import health as health_queries
 from cyborg.db.queries import history as history_queries
 
 LOG = logging.getLogger(__name__)
@@ -331,9 +331,8 @@ def _finish(context, target, image_id, entry, lost=None, degraded=None):
                      reason=str(lost))
     history_queries.append(context, [entry])
     if degraded is not None:
-        health_queries.set_deployable_health(
-            context, target.deployable.id, vocabulary.Health.DEGRADED,
-            degraded)
+        bind_finishing.mark_degraded(
+            context, {target.deployable.id: degraded}, entry['created_at'])
     return done
 
 

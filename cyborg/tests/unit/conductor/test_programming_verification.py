@@ -95,10 +95,13 @@ class VerifiedProgramTest(base.TestCase):
                           row.health))
         self.assertIn(MISMATCH, row.health_reason)
         self.assertIsNotNone(row.health_since)
-        [entry] = self._entries()
-        self.assertEqual(('program', 'failed'),
-                         (entry['event'], entry['outcome']))
-        self.assertIn(MISMATCH, entry['reason'])
+        program, health = self._entries()
+        self.assertEqual([('program', 'failed'), ('health', 'ok')],
+                         [(entry['event'], entry['outcome'])
+                          for entry in (program, health)])
+        self.assertIn(MISMATCH, program['reason'])
+        self.assertEqual(('degraded: ' + MISMATCH, 'compute-1'),
+                         (health['reason'], health['agent']))
         # Placement stops offering it now, not at the host's next report.
         self.assertEqual([('placement', 'compute-1')], self.synced)
 
@@ -180,7 +183,7 @@ class BindVerificationTest(base.TestCase):
 class RecordDegradedTest(base.TestCase):
 
     def test_record_outcomes_marks_the_regions_degraded(self):
-        self.useFixture(database.Database('sqlite'))
+        self.database = self.useFixture(database.Database('sqlite'))
         context = cyborg_context.get_admin_context()
         device = records.make_device(context, hostname='compute-1')
         deployable = records.make_deployable(context, device)
@@ -196,3 +199,13 @@ class RecordDegradedTest(base.TestCase):
                          (rows[deployable.uuid].health,
                           rows[deployable.uuid].health_reason))
         self.assertEqual(Health.HEALTHY, rows[other.uuid].health)
+        [entry] = test_history.entries(self.database.engine)
+        self.assertEqual(('health', 'ok', 'degraded: ' + MISMATCH,
+                          deployable.uuid, 'compute-1'),
+                         (entry['event'], entry['outcome'], entry['reason'],
+                          entry['deployable_uuid'], entry['agent']))
+        # Degraded again: no change, no entry.
+        bind_finishing.record_outcomes(
+            context, [], 'binder-1', datetime.datetime(2030, 1, 1),
+            datetime.timedelta(seconds=60), degraded={deployable.id: 'again'})
+        self.assertEqual(1, len(test_history.entries(self.database.engine)))
