@@ -14,8 +14,10 @@ import uuid
 
 import fixtures
 
+from cyborg import conf
 from cyborg import exception
 from cyborg.agent import bitstream_cache
+from cyborg.agent import manager
 from cyborg.agent import metrics as agent_metrics
 from cyborg.agent import programming
 from cyborg.tests import base
@@ -341,3 +343,47 @@ class DownloadedTest(base.TestCase):
             programming.DownloadFailed, programming.downloaded(
                 self.glance, image_id, 64 * KIB, cache).__enter__)
         self.assertEqual(programming.ProgramResult.FAILED, error.code)
+
+
+class AgentPrefetchTest(base.TestCase):
+    """``AgentManager.prefetch_bitstream``: the cache of ``state_path``."""
+
+    def setUp(self):
+        super().setUp()
+        self.agent = manager.AgentManager(host='compute-1', driver_names=[])
+        self.agent.glance = self.glance = MemoryGlance()
+
+    def test_a_prefetch_fills_the_cache_once(self):
+        image_id = self.glance.add(b'p' * KIB)
+
+        self.agent.prefetch_bitstream(None, image_id)
+        self.agent.prefetch_bitstream(None, image_id)
+
+        self.assertEqual({image_id: 1}, self.glance.served)
+        directory = bitstream_cache.cache_directory(conf.CONF.state_path)
+        self.assertEqual([image_id], [name.split('.')[0]
+                                      for name in os.listdir(directory)])
+
+    def test_a_failed_prefetch_is_logged(self):
+        logger = self.useFixture(fixtures.FakeLogger(level='WARNING'))
+        missing = str(uuid.uuid4())
+
+        self.agent.prefetch_bitstream(None, missing)
+
+        self.assertIn('Prefetch of image %s failed' % missing, logger.output)
+
+    def test_without_a_cache_nothing_is_downloaded(self):
+        self.flags(bitstream_cache_size=0, group='agent')
+        image_id = self.glance.add(b'p' * KIB)
+
+        self.agent.prefetch_bitstream(None, image_id)
+
+        self.assertEqual({}, self.glance.served)
+
+    def test_a_cache_that_cannot_be_made_is_disabled(self):
+        blocker = os.path.join(conf.CONF.state_path, 'file')
+        with open(blocker, 'w'):
+            pass
+        self.flags(state_path=blocker)
+
+        self.assertFalse(self.agent.bitstream_cache.enabled)
