@@ -66,7 +66,8 @@ class Deployable(base.TableObject):
     @classmethod
     def list_rows(cls, context, filters=None, attributes=None, limit=None,
                   marker=None, sort_key=None, sort_dir=None, programmed=None,
-                  tree_uuids=False, nested_attributes=False, plain=False):
+                  tree_uuids=False, nested_attributes=False, fleet=False,
+                  plain=False):
         """One page of deployables as ``(row, attributes_list)`` pairs.
 
         For lists that only render (GET /v2/deployables): each row is a
@@ -78,7 +79,8 @@ class Deployable(base.TableObject):
         False keeps those with or without a bitstream loaded. With
         ``tree_uuids`` each row also has ``parent_uuid`` and ``root_uuid``;
         with ``nested_attributes`` nested attributes come under their
-        parent in ``attributes_list`` (both microversion 2.4).
+        parent in ``attributes_list`` (both microversion 2.4); with
+        ``fleet`` its health and drain (2.6).
         ``attributes_list`` is JSON text, as the API shows it. One SQL
         statement, whatever the page size (see
         ``cyborg.db.queries.deployable_filters.list_rows``). With ``plain``
@@ -92,11 +94,11 @@ class Deployable(base.TableObject):
             marker=marker, sort_key=sort_key or 'id',
             sort_dir=sort_dir or 'asc', programmed=programmed,
             tree_uuids=tree_uuids, nested_attributes=nested_attributes,
-            plain=plain)
+            fleet=fleet, plain=plain)
 
     @classmethod
     def get_row(cls, context, uuid, tree_uuids=False,
-                nested_attributes=False):
+                nested_attributes=False, fleet=False):
         """The deployable with ``uuid`` as the ``(row, attributes_list)``
         pair ``list_rows`` would give it. One SQL statement (two with
         nested attributes to show).
@@ -105,7 +107,7 @@ class Deployable(base.TableObject):
         """
         found = deployable_filters.list_rows(
             context, filters={'uuid': uuid}, limit=1, tree_uuids=tree_uuids,
-            nested_attributes=nested_attributes)
+            nested_attributes=nested_attributes, fleet=fleet)
         if not found:
             raise exception.ResourceNotFound(resource='Deployable',
                                              key='uuid', value=uuid)

@@ -1,6 +1,7 @@
 """Device: one accelerator card on one host (the devices table)."""
 
 from cyborg.common import vocabulary
+from cyborg import exception
 from cyborg.db.queries import devices as device_queries
 from cyborg.objects import base
 from cyborg.objects import fields
@@ -39,6 +40,20 @@ class Device(base.TableObject):
         """Backport to ``target_version``: 1.0 has no health or drain."""
         super().obj_make_compatible(primitive, target_version)
         fields.drop_health_and_drain(primitive, target_version)
+
+    @classmethod
+    def get_row(cls, context, uuid):
+        """The device with ``uuid`` as the row ``list_rows`` would give it
+        (with its derived drain state). One SQL statement.
+
+        :raises: cyborg.exception.ResourceNotFound
+        """
+        found = device_queries.list_rows(context, filters={'uuid': uuid},
+                                         limit=1)
+        if not found:
+            raise exception.ResourceNotFound(resource='Device', key='uuid',
+                                             value=uuid)
+        return found[0]
 
     @classmethod
     def get_by_id(cls, context, device_id):

@@ -59,6 +59,32 @@ _SPACED = 'upstream\'s form ("2026-03-09 11:26:05+00:00").'
 UUID = field('string', format='uuid')
 STRINGS = field('object', additionalProperties={'type': 'string'})
 
+def _health_and_drain(what):
+    """The fields of health and drain (from 2.6) of ``what`` (``device``
+    or ``deployable``)."""
+    return {
+        'health': field({'enum': list(vocabulary.Health.ALL)},
+                        'healthy; degraded (a transient fault: out of '
+                        'Placement\'s offer until enough healthy reports) '
+                        'or failed (out until an operator clears it).',
+                        version='2.6'),
+        'health_reason': field('string', 'Why the %s is not healthy, or '
+                               'was not last.' % what, nullable=True,
+                               version='2.6'),
+        'health_since': field('string', 'Since when it has had this '
+                              'health, ' + _ISO + ' Null if always '
+                              'healthy.', nullable=True, version='2.6'),
+        'drain': field({'type': 'string',
+                        'enum': [*vocabulary.DrainState.ALL, None]},
+                       'null, or draining (no new bind lands on it, an ARQ '
+                       'still holds it) or drained (none holds it).',
+                       nullable=True, version='2.6'),
+        'drain_since': field('string', 'When the drain was asked, ' + _ISO
+                             + ' Null when not drained.', nullable=True,
+                             version='2.6'),
+    }
+
+
 DEVICE = _object(dict({
     'uuid': UUID,
     'type': field('string', 'GPU, FPGA, AICHIP, QAT, NIC or SSD.'),
@@ -71,6 +97,7 @@ DEVICE = _object(dict({
                     version='2.3'),
     'status_reason': field('string', 'Why the device is in maintenance.',
                            nullable=True, version='2.3'),
+    **_health_and_drain('device'),
     'links': _links(),
 }, **_timestamps(_ISO)), 'A physical accelerator card on one host.')
 
@@ -99,6 +126,7 @@ DEPLOYABLE = _object(dict({
     'driver_name': field('string', nullable=True),
     'bitstream_id': field('string', 'The Glance image loaded last.',
                           nullable=True),
+    **_health_and_drain('deployable'),
     'links': _links(),
 }, **_timestamps(_ISO)), 'A programmable or assignable part of a device.')
 

@@ -23,11 +23,23 @@ RESOURCE = 'deployables'
 
 def row_options(version):
     """The ``list_rows``/``get_row`` keywords of what ``version`` shows."""
-    return {
+    options = {
         'tree_uuids': microversions.supports_deployable_tree_links(version),
         'nested_attributes': microversions.supports_nested_attributes(
             version),
     }
+    if microversions.supports_fleet_operations(version):
+        options['fleet'] = True
+    return options
+
+
+def conductor_row_options(version):
+    """``row_options`` as a program call hands them to the conductor: the
+    health and drain (2.6) are read back by the API (``one_row``), so that
+    a conductor that knows no ``fleet`` keyword still answers."""
+    options = row_options(version)
+    options.pop('fleet', None)
+    return options
 
 
 def attributes_text(attributes_list):
@@ -110,8 +122,16 @@ def one_row(result, version, base_url):
     the ``(row, attributes_list)`` pair of ``Deployable.get_row`` called
     with ``row_options(version)``."""
     row, attributes_list = result
-    return _body(row, attributes_list, listing.link_maker(RESOURCE, base_url),
+    body = _body(row, attributes_list,
+                 listing.link_maker(RESOURCE, base_url),
                  tree_uuids=row_options(version)['tree_uuids'])
+    if row_options(version).get('fleet'):
+        # Before the timestamps and links, where a list puts them.
+        for name in _FLEET_COLUMNS:
+            body[name] = getattr(row, name)
+        for name in ('created_at', 'updated_at', 'links'):
+            body[name] = body.pop(name)
+    return body
 
 
 def collection(results, version, query, params, base_url):
@@ -127,7 +147,26 @@ def collection(results, version, query, params, base_url):
     # The rows' columns: a plain page names them (lean.Page).
     fields = getattr(results, 'fields', None)
     # Each row read in one pass, its dict written as _body writes it.
-    if row_options(version)['tree_uuids']:
+    if row_options(version).get('fleet'):
+        items = [{
+            'id': id_, 'uuid': uuid, 'parent_id': parent_id,
+            'parent_uuid': parent_uuid, 'root_id': root_id,
+            'root_uuid': root_uuid, 'name': name,
+            'num_accelerators': num_accelerators, 'device_id': device_id,
+            'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
+            'driver_name': driver_name, 'bitstream_id': bitstream_id,
+            'health': health, 'health_reason': health_reason,
+            'health_since': health_since, 'drain': drain,
+            'drain_since': drain_since, 'created_at': created_at,
+            'updated_at': updated_at, 'links': make_links(uuid),
+        } for (id_, uuid, parent_id, root_id, name, num_accelerators,
+               device_id, driver_name, rp_uuid, bitstream_id, created_at,
+               updated_at, parent_uuid, root_uuid, _, _, health,
+               health_reason, health_since, drain, drain_since),
+            attributes_list
+            in zip(listing.values_of(rows, _FLEET_LIST_COLUMNS, fields),
+                   texts, strict=True)]
+    elif row_options(version)['tree_uuids']:
         items = [{
             'id': id_, 'uuid': uuid, 'parent_id': parent_id,
             'parent_uuid': parent_uuid, 'root_id': root_id,
@@ -167,3 +206,6 @@ _ROW_COLUMNS = ('id', 'uuid', 'parent_id', 'root_id', 'name',
 _LIST_COLUMNS = _ROW_COLUMNS + ('attributes_text',)
 _TREE_LIST_COLUMNS = _ROW_COLUMNS + ('parent_uuid', 'root_uuid',
                                      'attributes_text', 'has_nested')
+_FLEET_COLUMNS = ('health', 'health_reason', 'health_since', 'drain',
+                  'drain_since')
+_FLEET_LIST_COLUMNS = _TREE_LIST_COLUMNS + _FLEET_COLUMNS

@@ -27,6 +27,7 @@ from sqlalchemy.sql import expression
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import drain
 from cyborg.db.queries import inventory
 from cyborg.db.queries import lean
 from cyborg.db.queries import rows
@@ -159,9 +160,9 @@ def _uuid_of(alias, id_column):
 
 
 @functools.cache
-def _base_query(join_device, tree_uuids, nested_attributes):
-    """The SELECT of a page before its filters, of one of the eight shapes
-    a list may take: built once (aliases and labels cost SQLAlchemy more to
+def _base_query(join_device, tree_uuids, nested_attributes, fleet=False):
+    """The SELECT of a page before its filters, of one of the sixteen
+    shapes a list may take: built once (aliases and labels cost SQLAlchemy more to
     build than a small page costs to read).
 
     The deployable's id comes first: ``list_rows`` reads it by position.
@@ -191,13 +192,22 @@ def _base_query(join_device, tree_uuids, nested_attributes):
         # the lean read (cyborg.db.queries.lean).
         query = query.add_columns(sa.type_coerce(
             Deployable.has_nested_attributes, sa.Integer).label('has_nested'))
+    if fleet:
+        # Health as stored, the drain's state derived (drain.py).
+        query = query.add_columns(*rows.rendered(
+            table.c[name] for name in ('health', 'health_reason',
+                                       'health_since')))
+        query = query.add_columns(
+            drain.deployable_drain_sql().label('drain'),
+            *rows.rendered([table.c.drain_since]))
     return query
 
 
 @db_api.reader
 def list_rows(context, filters=None, attributes=None, limit=None,
               marker=None, sort_key='id', sort_dir='asc', programmed=None,
-              tree_uuids=False, nested_attributes=False, plain=False):
+              tree_uuids=False, nested_attributes=False, fleet=False,
+              plain=False):
     """Deployables matching ``filters`` and every (key, value) of ``attributes``.
 
     ``filters`` may name the deployable's columns and the device's
@@ -210,7 +220,9 @@ def list_rows(context, filters=None, attributes=None, limit=None,
     With ``tree_uuids`` each row also has ``parent_uuid`` and ``root_uuid``
     (None on a root); with ``nested_attributes`` a nested attribute is
     found under its parent, whose value is then the object of its nested
-    attributes (``nested_attributes_list``).
+    attributes (``nested_attributes_list``). With ``fleet`` each row also
+    has ``health``, ``health_reason``, ``health_since``, ``drain`` (its
+    derived state, ``cyborg.db.queries.drain``) and ``drain_since``.
     With ``plain`` each row is a tuple, and the pairs a ``lean.Page``
     whose ``fields`` name the rows' columns.
     No ORM entity is loaded: the lists only render.
@@ -224,7 +236,7 @@ def list_rows(context, filters=None, attributes=None, limit=None,
     query = _base_query(
         sort_key in DEVICE_COLUMNS
         or bool(DEVICE_COLUMNS.keys() & set(filters or ())),
-        tree_uuids, nested_attributes)
+        tree_uuids, nested_attributes, fleet)
     query = _narrowed(query, attributes, programmed)
     query = rows.page(context, Deployable, query, COLUMNS, filters, limit,
                       marker, sort_key, sort_dir)

@@ -4,6 +4,7 @@ import sqlalchemy as sa
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import drain
 from cyborg.db.queries import rows
 
 Device = models.Device
@@ -43,8 +44,19 @@ def list_devices(context, filters=None, limit=None, marker=None,
     return context.session.scalars(query).all()
 
 
+# The columns of a list row, in this order (``cyborg.api.views.devices``
+# reads them by position): the shown ones and ``drain``, the derived state
+# of a drain (``drain.device_drain_sql``).
+LIST_COLUMNS = ('id', 'uuid', 'type', 'vendor', 'model', 'std_board_info',
+                'vendor_board_info', 'hostname', 'status', 'status_reason',
+                'created_at', 'updated_at', 'health', 'health_reason',
+                'health_since', 'drain', 'drain_since')
+
 # A list page's SELECT before its filters and paging, built once.
-_LIST_PAGE = sa.select(*rows.rendered(Device.__table__.columns))
+_LIST_PAGE = sa.select(*(
+    drain.device_drain_sql().label(name) if name == 'drain'
+    else rows.rendered([Device.__table__.c[name]])[0]
+    for name in LIST_COLUMNS))
 
 
 @db_api.reader

@@ -3,7 +3,7 @@ profiles) equals its GET of one.
 
 The lists render database rows straight, the single GETs render objects;
 these tests hold the two to the same bytes per row, at microversions 2.0,
-2.3 and 2.4, with NULL and non-NULL optional columns, through the real WSGI
+2.3, 2.4 and 2.6 (health and drain), with NULL and non-NULL optional columns, through the real WSGI
 application (noauth) on SQLite, MariaDB and PostgreSQL. A single deployable
 is rendered from its row too; the object a program request answers with
 renders the same bytes as that row.
@@ -30,7 +30,7 @@ from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.unit.db import records
 
-VERSIONS = ('2.0', '2.3', '2.4')
+VERSIONS = ('2.0', '2.3', '2.4', '2.6')
 
 
 def _answered(body):
@@ -77,16 +77,27 @@ class TestListMatchesShow(base.TestCase):
                 'driver_name': 'fake' if full else None,
                 'bitstream_id': 'bits' if full else None})
             if full:
-                device_queries.update(self.context, device.uuid,
-                                      {'updated_at': updated})
-                deployable_queries.update(self.context, child.uuid,
-                                          {'updated_at': updated})
+                # Degraded and draining: its child holds a handle in use.
+                device_queries.update(self.context, device.uuid, {
+                    'updated_at': updated, 'health': 'degraded',
+                    'health_reason': 'AER non-fatal', 'health_since': updated,
+                    'drain_since': updated})
+                deployable_queries.update(self.context, child.uuid, {
+                    'updated_at': updated, 'drain_since': updated})
+                records.make_attach_handle(
+                    self.context, child,
+                    records.make_controlpath_id(self.context, device),
+                    in_use=True)
                 for key, value in (('rc', 'FPGA'), ('trait0', 'CUSTOM_A'),
                                    ('empty', None)):
                     attribute_queries.create(self.context, {
                         'uuid': uuidutils.generate_uuid(),
                         'deployable_id': child.id, 'key': key,
                         'value': value})
+            else:
+                # Drained: no handle below it is in use.
+                deployable_queries.update(self.context, parent.uuid,
+                                          {'drain_since': updated})
 
     def _get(self, path, version):
         response = webob.Request.blank(path, headers={
@@ -148,6 +159,26 @@ class TestListMatchesShow(base.TestCase):
             listed = self._assert_rows_match('devices', version, 2)
             self.assertEqual(version != '2.0', 'status' in listed[0])
             self.assertIn('+00:00', listed[0]['created_at'])
+            self.assertEqual(version == '2.6', 'health' in listed[0])
+        listed = self._get('/v2/devices', '2.6')['devices']
+        self.assertEqual(
+            [('degraded', 'AER non-fatal', 'draining'),
+             ('healthy', None, None)],
+            [(row['health'], row['health_reason'], row['drain'])
+             for row in listed])
+        self.assertIn(listed[0]['health_since'],
+                      ('2026-11-23T01:02:03.456789+00:00',
+                       '2026-11-23T01:02:03+00:00'))
+
+    def test_deployables_show_their_drain_at_2_6(self):
+        listed = self._get('/v2/deployables', '2.6')['deployables']
+        self.assertEqual(
+            {'fpga0': None, 'vf0': 'draining', 'fpga1': 'drained',
+             'vf1': None},
+            {row['name']: row['drain'] for row in listed})
+        self.assertEqual({'healthy'}, {row['health'] for row in listed})
+        self.assertNotIn('health', self._get('/v2/deployables',
+                                             '2.5')['deployables'][0])
 
 
     def _add_requests(self):

@@ -132,6 +132,18 @@ class TestListQueryCounts(real_app.RealAppTestCase):
         # attributes, one of the attributes of those.
         self.assertEqual(2, count)
 
+    def test_devices_list_at_2_6(self):
+        # Health as stored and each drain's state derived in the same
+        # statement.
+        self.assertEqual(1, self._assert_constant(
+            '/v2/devices', 'devices', 1, version='2.6'))
+
+    def test_deployables_list_at_2_6(self):
+        # As at 2.4: health and drain come in the page's statement.
+        self.assertEqual(2, self._assert_constant(
+            '/v2/deployables?programmed=false', 'deployables', 1,
+            version='2.6'))
+
     def test_attributes_list_at_2_4(self):
         count = self._assert_constant('/v2/attributes', 'attributes', 2,
                                       version='2.4')
