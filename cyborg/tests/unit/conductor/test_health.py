@@ -20,6 +20,7 @@ from cyborg.conductor import health
 from cyborg.conductor import inventory_report
 from cyborg.conductor import metrics as conductor_metrics
 from cyborg.conductor import placement_sync
+from cyborg.conductor import report_validation
 from cyborg.db import models
 from cyborg.db.queries import health as health_queries
 from cyborg import metrics
@@ -71,6 +72,36 @@ class DecideTests(base.TestCase):
         for reported in vocabulary.Health.ALL:
             self.assertIsNone(self.decide(FAILED, 5, reported))
         self.assertIsNone(self.decide(HEALTHY, 0, HEALTHY))
+
+
+class ValidationTests(base.TestCase):
+    """What report_validation accepts of a device's health."""
+
+    def validate(self, **fields):
+        primitive = reports.report(reports.fpga(0x5e))[0]
+        primitive.update(fields)
+        [device] = report_validation.validate(HOST, [primitive])
+        return device.health, device.health_reason
+
+    def test_health_and_reason(self):
+        self.assertEqual((HEALTHY, None), self.validate())
+        self.assertEqual((FAILED, 'fatal'),
+                         self.validate(health=FAILED, health_reason='fatal'))
+        self.assertEqual((DEGRADED, None),
+                         self.validate(health=DEGRADED, health_reason=''))
+
+    def test_a_long_reason_is_cut_to_its_column(self):
+        health, reason = self.validate(health=DEGRADED,
+                                       health_reason='x' * 1000)
+        self.assertEqual(255, len(reason))
+        self.assertTrue(reason.endswith('...'))
+
+    def test_a_bad_health_or_reason_refuses_the_report(self):
+        for fields in ({'health': 'sick'}, {'health': None},
+                       {'health': 1}, {'health_reason': 5}):
+            error = self.assertRaises(exception.Invalid, self.validate,
+                                      **fields)
+            self.assertIn(HOST, str(error))
 
 
 class HealthReportCase:
