@@ -3,7 +3,8 @@
 The [aio] group is declared in ``cyborg.conf.aio``. The defaults make
 ``cyborg-aio`` run with no config file at all: SQLite in a state
 directory, the in-process ``fake://`` transport, no Keystone, the fake
-driver simulating the small fleet of ``fleet.yaml`` (next to this module),
+driver simulating the small fleet of ``fleet.yaml`` (next to this module;
+the copy in the state directory once started), reporting every 10 s,
 the embedded Placement and the embedded Glance (reached without a token:
 ``[glance] auth_type = none``), the fleet page on port 6680 and the
 metrics of every service at the API's ``/metrics``. They are defaults (``set_default``), so any
@@ -24,9 +25,16 @@ STATE_DIR_ENVIRONMENT = aio_opts.STATE_DIR_ENVIRONMENT
 FLEET_PAGE_PORT = 6680
 # The embedded Glance logs its start-up and each upload at INFO.
 QUIET_LOGGERS = ['glance=WARN', 'glance_store=WARN']
-# The simulated devices of the all-in-one: two FPGAs and a GPU.
+# The simulated devices of the all-in-one: two FPGAs and a GPU. The
+# all-in-one runs a copy in its state directory (``STATE_FLEET``, made at
+# its first start): the fake driver reads it at every report, so a user can
+# fault a card, or add one, by editing it while it runs.
 FLEET_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           'fleet.yaml')
+STATE_FLEET = '$aio.state_dir/fleet.yaml'
+# Seconds between two inventory reports of the all-in-one's agent (60 in a
+# deployment): a change of the simulated fleet shows within this.
+REPORT_INTERVAL = 10
 
 
 def default_state_dir(environ=None, cwd=None):
@@ -75,7 +83,8 @@ def set_defaults(conf, environ=None, cwd=None):
     # GET /metrics on the API's port: the API's, conductor's and agent's.
     conf.set_default('enabled', True, group='metrics')
     conf.set_default('enabled_drivers', ['fake_driver'], group='agent')
-    conf.set_default('fake_inventory', FLEET_PATH, group='agent')
+    conf.set_default('fake_inventory', STATE_FLEET, group='agent')
+    conf.set_default('report_interval', REPORT_INTERVAL, group='agent')
     conf.set_default('auth_type', 'admin_token', group='placement')
     conf.set_default('endpoint',
                      'http://$aio.placement_host:$aio.placement_port',

@@ -15,10 +15,12 @@ opened. The fleet page listens on [api] fleet_page_port as well
 
 import logging
 import os
+import shutil
 
 from cyborg.agent import manager as agent_manager
 from cyborg.agent import metrics as agent_metrics
 from cyborg.agent import rpcapi as agent_rpcapi
+from cyborg.aio import conf as aio_conf
 from cyborg.aio import glance as aio_glance
 from cyborg.aio import placement as aio_placement
 from cyborg.api import app as api_app
@@ -90,10 +92,22 @@ class AllInOne:
     def _start_database(self):
         state_dir = self.conf.aio.state_dir
         os.makedirs(state_dir, exist_ok=True)
+        self._copy_fleet(state_dir)
         db_api.configure(self.conf)
         migration.upgrade('head')
         LOG.info('Cyborg database at %s is at revision %s',
                  self.conf.database.connection, migration.current_revision())
+
+    def _copy_fleet(self, state_dir):
+        """Put the default simulated fleet in the state directory, where
+        the agent reads it (``aio_conf.STATE_FLEET``), unless it is there
+        already: a user's edits of it are kept across restarts."""
+        fleet = os.path.join(state_dir, 'fleet.yaml')
+        if (self.conf.agent.fake_inventory == fleet
+                and not os.path.exists(fleet)):
+            shutil.copyfile(aio_conf.FLEET_PATH, fleet)
+            LOG.info('The simulated fleet is %s: edit it while cyborg-aio '
+                     'runs, and the next inventory report shows it', fleet)
 
     def _start_placement(self):
         if not self.conf.aio.embedded_placement:

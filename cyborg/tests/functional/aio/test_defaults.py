@@ -8,6 +8,7 @@ import fixtures
 from oslo_config import cfg
 
 from cyborg.aio import conf as aio_conf
+from cyborg.aio import launcher
 from cyborg import conf as cyborg_conf
 from cyborg.tests import base
 
@@ -50,8 +51,12 @@ class TestAllInOneDefaults(base.TestCase):
         self.assertEqual(6680, conf.api.fleet_page_port)
         self.assertTrue(conf.metrics.enabled)
         self.assertEqual(['fake_driver'], conf.agent.enabled_drivers)
-        self.assertEqual(aio_conf.FLEET_PATH, conf.agent.fake_inventory)
-        self.assertTrue(os.path.isfile(conf.agent.fake_inventory))
+        # The copy the all-in-one makes of its fleet at its first start,
+        # reported every 10 s.
+        self.assertEqual(os.path.join(state_dir, 'fleet.yaml'),
+                         conf.agent.fake_inventory)
+        self.assertTrue(os.path.isfile(aio_conf.FLEET_PATH))
+        self.assertEqual(10, conf.agent.report_interval)
         self.assertEqual('admin_token', conf.placement.auth_type)
         self.assertEqual('http://127.0.0.1:8778', conf.placement.endpoint)
         self.assertEqual('admin', conf.placement.token)
@@ -106,3 +111,26 @@ class TestAllInOneDefaults(base.TestCase):
 
         self.assertFalse(conf.aio.embedded_placement)
         self.assertEqual('password', conf.placement.auth_type)
+
+    def test_the_fleet_is_copied_once_into_the_state_directory(self):
+        conf = self._parse()
+        fleet = conf.agent.fake_inventory
+        aio = launcher.AllInOne(conf)
+
+        os.makedirs(conf.aio.state_dir)
+        aio._copy_fleet(conf.aio.state_dir)
+        with open(aio_conf.FLEET_PATH) as default, open(fleet) as copy:
+            self.assertEqual(default.read(), copy.read())
+        # A user's edit survives the next start.
+        with open(fleet, 'a') as copy:
+            copy.write('# edited\n')
+        aio._copy_fleet(conf.aio.state_dir)
+        with open(fleet) as copy:
+            self.assertTrue(copy.read().endswith('# edited\n'))
+
+    def test_a_fleet_of_ones_own_is_not_replaced(self):
+        conf = self._parse('[agent]\nfake_inventory = %s/mine.yaml\n'
+                           % self.directory)
+        os.makedirs(conf.aio.state_dir)
+        launcher.AllInOne(conf)._copy_fleet(conf.aio.state_dir)
+        self.assertEqual([], os.listdir(conf.aio.state_dir))
