@@ -79,6 +79,8 @@ TABLES = {
         'instance_uuid': UUID, 'project_id': string(255),
         'attach_handle_id': INTEGER, 'deployable_id': INTEGER,
         'bind_owner': string(HOST_LENGTH), 'state_reason': string(255),
+        'bind_user_id': string(255), 'bind_project_id': string(255),
+        'bind_request_id': string(255),
     },
     # The history of devices and deployables (no request value is stored
     # in it; its limits are the columns' all the same).

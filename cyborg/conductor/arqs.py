@@ -232,7 +232,8 @@ def _record_binds(context, bindings, lease, claim):
     now = timeutils.utcnow()
     changed = arq_queries.start_binds(
         context, by_id, STATES.BIND_FROM, now,
-        lease=None if lease is None else lease.taken_at(now))
+        lease=None if lease is None else lease.taken_at(now),
+        requester=history.who(context))
     if changed != len(by_id):
         # Another bind or an unbind changed one of them meanwhile.
         raise exception.Conflict(

@@ -384,6 +384,16 @@ class ARQ(Base):
     # Why the ARQ is in its state: what made its last bind fail (BindFailed),
     # NULL otherwise.
     state_reason = orm.mapped_column(_arqs('state_reason'), nullable=True)
+    # Who asked for the ARQ's last bind (the bind PATCH's or os-acc plug's
+    # caller: user, project, request id), kept with the bind work so that
+    # the history entry written when the bind ends, by whichever binder,
+    # names them (cyborg.db.queries.history.append_for_arqs). Set when a
+    # bind is recorded, cleared by an unbind; internal, never shown.
+    bind_user_id = orm.mapped_column(_arqs('bind_user_id'), nullable=True)
+    bind_project_id = orm.mapped_column(_arqs('bind_project_id'),
+                                        nullable=True)
+    bind_request_id = orm.mapped_column(_arqs('bind_request_id'),
+                                        nullable=True)
 
 
 class Service(Base):

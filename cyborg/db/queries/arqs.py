@@ -234,15 +234,36 @@ def bound_to_instances(context, instance_uuids, states, excluded_ids):
     return context.session.execute(query).mappings().all()
 
 
+# Who asked for a bind (``requester`` of ``start_binds``), by the ARQ
+# column that keeps it.
+REQUESTER_COLUMNS = {'user_id': 'bind_user_id',
+                     'project_id': 'bind_project_id',
+                     'request_id': 'bind_request_id'}
+
+
+def _requester_values(requester):
+    """The ARQ columns of ``requester``, each cut to its column's length."""
+    values = {}
+    for key, column in REQUESTER_COLUMNS.items():
+        value = (requester or {}).get(key)
+        if value is not None:
+            value = str(value)[:ARQ_TABLE.c[column].type.length]
+        values[column] = value
+    return values
+
+
 @db_api.writer
-def start_binds(context, bindings, from_states, now, lease=None):
+def start_binds(context, bindings, from_states, now, lease=None,
+                requester=None):
     """Set BindStarted and each ARQ's binding in one guarded statement.
 
     ``bindings`` maps an ARQ id to a dict of hostname, device_rp_uuid,
     instance_uuid and project_id (None keeps the ARQ's project). ``lease``,
     an ``(owner, expires_at)`` pair, leases the ARQs to that binder in the
-    same statement (None: to nobody). Only ARQs still in ``from_states``
-    change; returns how many did.
+    same statement (None: to nobody). ``requester`` (``user_id``,
+    ``project_id``, ``request_id``: the caller who asked for the bind) is
+    kept with the ARQs for the history entry of the bind's end. Only ARQs
+    still in ``from_states`` change; returns how many did.
     """
     if not bindings:
         return 0
@@ -263,7 +284,7 @@ def start_binds(context, bindings, from_states, now, lease=None):
               'bind_owner': None, 'bind_lease_expires_at': None,
               'bind_event_pending': None, 'state_reason': None,
               # The binder counts bind_timeout from here.
-              'updated_at': now}
+              'updated_at': now, **_requester_values(requester)}
     if lease is not None:
         values['bind_owner'], values['bind_lease_expires_at'] = lease
     if projects:
@@ -292,7 +313,8 @@ def unbind_many(context, arq_ids, from_states, now):
     ).values(state=vocabulary.ARQState.UNBOUND, hostname=None, device_rp_uuid=None,
              instance_uuid=None, attach_handle_id=None, deployable_id=None,
              bind_owner=None, bind_lease_expires_at=None,
-             bind_event_pending=None, state_reason=None, updated_at=now)
+             bind_event_pending=None, state_reason=None, updated_at=now,
+             **_requester_values(None))
     return context.session.connection().execute(statement).rowcount
 
 

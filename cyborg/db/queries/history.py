@@ -65,15 +65,32 @@ def _arq_deployable_id():
     return sa.func.coalesce(ARQ.c.deployable_id, of_handle, of_provider)
 
 
+def _who_columns(who, of_bind):
+    """The entry's ``user_id``, ``project_id`` and ``request_id``: those
+    of ``who``, or (``of_bind``) those the ARQ keeps of its bind's
+    requester, ``who``'s where it keeps none."""
+    columns = []
+    for name in ('user_id', 'project_id', 'request_id'):
+        value = sa.literal(_cut(who.get(name), name), TABLE.c[name].type)
+        if of_bind:
+            value = sa.func.coalesce(ARQ.c['bind_' + name], value)
+        columns.append(value.label('by_' + name))
+    return columns
+
+
 @db_api.writer
-def append_for_arqs(context, arq_ids, event, now, who, failed=None):
+def append_for_arqs(context, arq_ids, event, now, who, failed=None,
+                    of_bind=False):
     """One entry of ``event`` for each ARQ of ``arq_ids`` on a deployable,
     in one INSERT ... SELECT, read before the ARQs change.
 
-    ``who`` holds ``user_id``, ``project_id`` and ``request_id``; the
-    ARQ's host is the entry's ``agent``. ``failed`` maps the ids of the
-    ARQs whose change failed to why; the others are ``ok``. ARQs on no
-    deployable (a bind refused before it found one) record nothing.
+    ``who`` holds ``user_id``, ``project_id`` and ``request_id``; with
+    ``of_bind`` (the end of a bind) each entry names instead who asked
+    for the ARQ's bind, as the ARQ keeps it (``bind_user_id`` ...), and
+    ``who`` only where it keeps none. The ARQ's host is the entry's
+    ``agent``. ``failed`` maps the ids of the ARQs whose change failed to
+    why; the others are ``ok``. ARQs on no deployable (a bind refused
+    before it found one) record nothing.
     """
     if not arq_ids:
         return
@@ -89,15 +106,14 @@ def append_for_arqs(context, arq_ids, event, now, who, failed=None):
         ARQ.c.uuid, ARQ.c.instance_uuid, ARQ.c.project_id, ARQ.c.hostname,
         _arq_deployable_id().label('deployable_id'),
         outcome.label('outcome'), reason.label('reason'),
+        *_who_columns(who, of_bind),
     ).where(ARQ.c.id.in_(sorted(arq_ids))).subquery()
     select = sa.select(
         sa.literal(now, models.Timestamp).label('created_at'),
         Device.c.id, Deployable.c.id, Device.c.uuid, Deployable.c.uuid,
         sa.literal(event), arqs.c.outcome, arqs.c.reason, sa.null(),
         sa.null(), arqs.c.uuid, arqs.c.instance_uuid, arqs.c.project_id,
-        sa.literal(_cut(who.get('user_id'), 'user_id')),
-        sa.literal(_cut(who.get('project_id'), 'project_id')),
-        sa.literal(_cut(who.get('request_id'), 'request_id')),
+        arqs.c.by_user_id, arqs.c.by_project_id, arqs.c.by_request_id,
         arqs.c.hostname,
     ).select_from(arqs.join(
         Deployable, Deployable.c.id == arqs.c.deployable_id).join(

@@ -120,6 +120,56 @@ class BindHistoryTests(test_bind_transactions.BindingTestsBase):
         self.assertEqual(self.region(self.providers[3]),
                          (rows[3]['deployable_uuid'], rows[3]['device_uuid']))
 
+    def record(self, requester, rp_uuid):
+        """An Initial ARQ whose bind ``requester`` records on ``rp_uuid``."""
+        arq_uuid = records.make_arq(self.context, self.profile,
+                                    project_id='project-1').uuid
+        arqs.record_bind(requester, {arq_uuid: {
+            'hostname': HOST, 'device_rp_uuid': rp_uuid,
+            'instance_uuid': uuidutils.generate_uuid()}})
+        return arq_uuid
+
+    def test_the_end_of_a_bind_names_who_asked_for_it(self):
+        nova = caller()
+        plug = caller(user_id='os-acc-user', project_id='tenant-project')
+        bound = self.record(nova, self.providers[0])
+        failed = self.record(plug, self.providers[1])
+        # Another binder (a takeover) ends them: the requester is the
+        # ARQs', not the binder's.
+        other = self.make_binder('conductor-2')
+        other.bind([bound])
+        other.bind([failed])
+
+        rows = entries(self.database.engine, event='bind')
+        self.assertEqual(
+            [(bound, 'ok', 'nova-user', 'service-project', nova.request_id),
+             (failed, 'failed', 'os-acc-user', 'tenant-project',
+              plug.request_id)],
+            [(row['arq_uuid'], row['outcome'], row['user_id'],
+              row['project_id'], row['request_id']) for row in rows])
+
+    def test_an_unbind_forgets_the_bind_requester(self):
+        arq_uuid = self.record(caller(), self.providers[0])
+        self.binder.bind([arq_uuid])
+        self.assertEqual('nova-user', self.arq_row(arq_uuid).bind_user_id)
+        arqs.unbind(caller(user_id='another'), [arq_uuid])
+        row = self.arq_row(arq_uuid)
+        self.assertEqual((None, None, None), (
+            row.bind_user_id, row.bind_project_id, row.bind_request_id))
+        # A bind recorded without a requester (before the columns) names
+        # the binder's context, as before.
+        self.execute(sa.update(models.ARQ.__table__).values(
+            state='BindStarted', hostname=HOST,
+            device_rp_uuid=self.providers[0],
+            instance_uuid=uuidutils.generate_uuid()).where(
+                models.ARQ.__table__.c.uuid == arq_uuid))
+        self.binder.bind([arq_uuid])
+        last = entries(self.database.engine, event='bind')[-1]
+        self.assertEqual(
+            (arq_uuid, self.binder.context.user_id,
+             self.binder.context.request_id),
+            (last['arq_uuid'], last['user_id'], last['request_id']))
+
     def bind_statements(self, count):
         """(statements, entries) of binding ``count`` ARQs as one batch."""
         instance = uuidutils.generate_uuid()
