@@ -169,8 +169,9 @@ def _operation(route, max_limit):
     if parameters:
         operation['parameters'] = parameters
     if route.body is not None:
-        operation['requestBody'] = {'required': True, 'content': {
-            'application/json': {'schema': route.body.schema()}}}
+        operation['requestBody'] = {
+            'required': route.body_required, 'content': {
+                'application/json': {'schema': route.body.schema()}}}
     responses = {str(status): _success(route, status, answer)
                  for status, answer in route.answers.items()}
     for status in route.errors:

@@ -18,6 +18,7 @@ from cyborg.api.schemas import bitstreams
 from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
+from cyborg.api.schemas import drain
 from cyborg.api.schemas import history
 from cyborg.api.schemas import paths
 from cyborg.policies import arq as arq_policies
@@ -63,6 +64,9 @@ class Route:
     # It also answers text/html: a page for a browser (which asks for it in
     # Accept), served without a token or a rule as it holds no data.
     html_page: bool = False
+    # False: the body may be left out (``body`` says what it holds when
+    # sent).
+    body_required: bool = True
 
     @property
     def is_public(self):
@@ -101,6 +105,20 @@ _HISTORY = ('From microversion 2.5 (below it an unknown path, 404): what '
             'project\'s readers and members only those of their own ARQs. '
             'The history takes no other method (405): nothing in the API '
             'changes or deletes an entry.')
+_DRAIN = ('From microversion 2.6 (below it an unknown path, 404): no new '
+          'bind lands on the %s any more, its bound ARQs keep working. '
+          'Placement is told its whole inventory is reserved (existing '
+          'allocations unchanged); a bind recorded after the drain fails. '
+          'It shows ``drain``: ``draining`` while an ARQ holds one of its '
+          'attach handles, ``drained`` once none does. Draining again keeps '
+          'the first ``drain_since``. The optional ``reason`` is kept in '
+          'the ``drain`` entry of the history. 409 while the conductors are '
+          'pinned below RPC 1.6 ([upgrade_levels] conductor).')
+_UNDRAIN = ('From microversion 2.6 (below it an unknown path, 404): new '
+            'binds may land on the %s again (Placement offers it at once). '
+            'Undraining one that is not drained changes nothing (200). The '
+            'optional ``reason`` is kept in the ``undrain`` entry of the '
+            'history. 409 while the conductors are pinned below RPC 1.6.')
 
 ROUTES = (
     _public('GET', '/', 'listVersions', 'The API versions of the service',
@@ -128,6 +146,14 @@ ROUTES = (
     _route('POST', _DEVICE + '/enable', 'enableDevice',
            'Take a device out of maintenance', [device_policies.ENABLE],
            {200: None}, errors=(404,)),
+    _route('POST', _DEVICE + '/drain', 'drainDevice',
+           'Drain a device (from 2.6)', [device_policies.DRAIN],
+           {200: 'Device'}, errors=(404, 409), body=drain.BODY,
+           body_required=False, description=_DRAIN % 'device'),
+    _route('POST', _DEVICE + '/undrain', 'undrainDevice',
+           'Undrain a device (from 2.6)', [device_policies.UNDRAIN],
+           {200: 'Device'}, errors=(404, 409), body=drain.BODY,
+           body_required=False, description=_UNDRAIN % 'device'),
     _route('GET', _DEVICE + '/history', 'listDeviceHistory',
            'The history of a device (from 2.5)', [device_policies.HISTORY],
            {200: 'HistoryList'}, errors=(404,), query=history.LISTING,
@@ -161,6 +187,16 @@ ROUTES = (
            [deployable_policies.HISTORY], {200: 'HistoryList'},
            errors=(404,), query=history.LISTING,
            description=_HISTORY % 'deployable'),
+    _route('POST', _DEPLOYABLE + '/drain', 'drainDeployable',
+           'Drain a deployable (from 2.6)', [deployable_policies.DRAIN],
+           {200: 'Deployable'}, errors=(404, 409), body=drain.BODY,
+           body_required=False,
+           description=_DRAIN % 'deployable (one region and what is below '
+                                'it)'),
+    _route('POST', _DEPLOYABLE + '/undrain', 'undrainDeployable',
+           'Undrain a deployable (from 2.6)', [deployable_policies.UNDRAIN],
+           {200: 'Deployable'}, errors=(404, 409), body=drain.BODY,
+           body_required=False, description=_UNDRAIN % 'deployable'),
     _route('PATCH', _DEPLOYABLE + '/program', 'programDeployable',
            'Program a Glance bitstream into a deployable',
            [deployable_policies.PROGRAM], {200: 'Deployable'},

@@ -14,6 +14,7 @@ from pecan import rest
 from cyborg import exception
 from cyborg import objects
 from cyborg.api import microversions
+from cyborg.api.controllers.v2 import drain as drain_controllers
 from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import deployables as deployable_schemas
@@ -54,7 +55,10 @@ def attribute_trees(context, uuid, key):
 
 class DeployablesController(rest.RestController):
     """GET /v2/deployables; GET, PATCH and PATCH .../program of
-    /v2/deployables/{uuid}; GET .../attributes[/{key}] of it (2.4)."""
+    /v2/deployables/{uuid}; GET .../attributes[/{key}] of it (2.4); POST
+    .../drain and .../undrain (2.6)."""
+
+    _custom_actions = {'drain': ['POST'], 'undrain': ['POST']}
 
     @pecan.expose('json')
     def get_all(self, **params):
@@ -82,6 +86,28 @@ class DeployablesController(rest.RestController):
         if remainder:
             return self._attributes(request, uuid, remainder)
         request.context.can(deployable_policies.SHOW)
+        deployable = objects.Deployable.get_row(
+            request.context, uuid, **deployable_views.row_options(
+                request.version))
+        return deployable_views.one_row(deployable, request.version,
+                                        request.base_url)
+
+    @pecan.expose('json')
+    def drain(self, uuid):
+        """Let no new bind land on the deployable or below it (2.6); 200,
+        the deployable."""
+        return self._drain(uuid, True, deployable_policies.DRAIN)
+
+    @pecan.expose('json')
+    def undrain(self, uuid):
+        """Let new binds land on the deployable again (2.6); 200, the
+        deployable."""
+        return self._drain(uuid, False, deployable_policies.UNDRAIN)
+
+    def _drain(self, uuid, drain, rule):
+        request = pecan.request
+        drain_controllers.act(request, drain_controllers.DEPLOYABLE, uuid,
+                              drain, rule)
         deployable = objects.Deployable.get_row(
             request.context, uuid, **deployable_views.row_options(
                 request.version))

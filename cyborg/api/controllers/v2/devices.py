@@ -11,7 +11,9 @@ from pecan import rest
 
 from cyborg.common import vocabulary
 from cyborg import objects
+from cyborg.api import microversions
 from cyborg.api import responses
+from cyborg.api.controllers.v2 import drain as drain_controllers
 from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
@@ -19,12 +21,22 @@ from cyborg.api.views import devices as device_views
 from cyborg.policies import device as device_policies
 
 
+def shown(request, uuid):
+    """The device ``uuid`` as the request's version shows it, read now.
+
+    :raises: cyborg.exception.ResourceNotFound
+    """
+    return device_views.one_row(
+        objects.Device.get_row(request.context, uuid), request.version,
+        request.base_url)
+
 
 class DevicesController(rest.RestController):
     """GET /v2/devices[/{uuid}[/history]], PATCH /v2/devices/{uuid}, POST
     enable/disable."""
 
-    _custom_actions = {'enable': ['POST'], 'disable': ['POST']}
+    _custom_actions = {'enable': ['POST'], 'disable': ['POST'],
+                       'drain': ['POST'], 'undrain': ['POST']}
 
     @pecan.expose('json')
     def get_all(self, **params):
@@ -51,8 +63,7 @@ class DevicesController(rest.RestController):
                 request, device_views.RESOURCE, uuid,
                 device_policies.HISTORY)
         request.context.can(device_policies.SHOW)
-        device = objects.Device.get_by_uuid(request.context, uuid)
-        return device_views.one(device, request.version, request.base_url)
+        return shown(request, uuid)
 
     @pecan.expose('json')
     def patch(self, uuid):
@@ -69,6 +80,8 @@ class DevicesController(rest.RestController):
                             else device_policies.DISABLE)
         device = request.conductor.set_device_status(
             request.context, uuid, status, reason)
+        if microversions.supports_fleet_operations(request.version):
+            return shown(request, uuid)
         return device_views.one(device, request.version, request.base_url)
 
     @pecan.expose(content_type='application/json')
@@ -88,3 +101,19 @@ class DevicesController(rest.RestController):
         request.conductor.set_device_status(
             request.context, uuid, vocabulary.DeviceStatus.ENABLED)
         return responses.empty(200)
+
+    @pecan.expose('json')
+    def drain(self, uuid):
+        """Let no new bind land on the device (2.6); 200, the device."""
+        request = pecan.request
+        drain_controllers.act(request, drain_controllers.DEVICE, uuid, True,
+                              device_policies.DRAIN)
+        return shown(request, uuid)
+
+    @pecan.expose('json')
+    def undrain(self, uuid):
+        """Let new binds land on the device again (2.6); 200, the device."""
+        request = pecan.request
+        drain_controllers.act(request, drain_controllers.DEVICE, uuid, False,
+                              device_policies.UNDRAIN)
+        return shown(request, uuid)

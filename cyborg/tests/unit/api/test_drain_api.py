@@ -1,0 +1,144 @@
+"""POST /v2/{devices,deployables}/{uuid}/{drain,undrain} (2.6) through the
+real WSGI application, a conductor by local RPC and the real Placement."""
+
+import json
+
+import webob
+from oslo_utils import uuidutils
+
+from cyborg import context as cyborg_context
+from cyborg import objects
+from cyborg.api import app
+from cyborg.db.queries import history as history_queries
+from cyborg.tests.fixtures import placement as placement_fixture
+from cyborg.tests.unit.api import real_app
+from cyborg.tests.unit.db import records
+
+ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'admin-project',
+         'X-User-Id': 'operator', 'X-Service-Identity-Status': 'Invalid'}
+MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'project-1',
+          'X-Service-Identity-Status': 'Invalid'}
+
+
+class DrainAPITestCase(real_app.RealAppTestCase):
+    """A device with one deployable, a conductor, Placement."""
+
+    conductor_server = 'drain-api-test'
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(placement_fixture.PlacementFixture())
+        self.context = cyborg_context.get_admin_context()
+        self.device = records.make_device(self.context)
+        self.deployable = records.make_deployable(self.context, self.device)
+        self.targets = {'devices': self.device.uuid,
+                        'deployables': self.deployable.uuid}
+
+    def post(self, path, status, version='2.6', body=None, headers=ADMIN):
+        headers = dict(headers, **{
+            'OpenStack-API-Version': 'accelerator ' + version})
+        request = webob.Request.blank(path, method='POST', headers=headers)
+        if body is not None:
+            request.body = body if isinstance(body, bytes) else \
+                json.dumps(body).encode()
+            request.content_type = 'application/json'
+        response = request.get_response(self.application)
+        self.assertEqual(status, response.status_int, response.text)
+        return response
+
+    def drain_since(self, collection):
+        if collection == 'devices':
+            return objects.Device.get_by_uuid(
+                self.context, self.device.uuid).drain_since
+        return objects.Deployable.get_by_uuid(
+            self.context, self.deployable.uuid).drain_since
+
+    def events(self, collection):
+        key = collection[:-1] + '_uuid'
+        return [(entry.event, entry.reason, entry.user_id)
+                for entry in history_queries.page(
+                    self.context, **{key: self.targets[collection]})]
+
+
+
+class DrainAPITest(DrainAPITestCase):
+
+    def test_drain_answers_the_object_draining_twice_keeps_the_time(self):
+        for collection, uuid in self.targets.items():
+            path = '/v2/%s/%s/drain' % (collection, uuid)
+            shown = self.post(path, 200).json_body
+            self.assertEqual(uuid, shown['uuid'])
+            self.assertEqual('drained', shown['drain'])
+            self.assertIsNotNone(shown['drain_since'])
+            first = self.drain_since(collection)
+            self.assertIsNotNone(first)
+
+            again = self.post(path, 200, body={'reason': 'again'}).json_body
+
+            self.assertEqual(shown['drain_since'], again['drain_since'])
+            self.assertEqual(first, self.drain_since(collection))
+            self.assertEqual([('drain', None, 'operator')],
+                             self.events(collection))
+
+    def test_undrain_clears_it_and_an_undrained_one_is_a_no_op(self):
+        for collection, uuid in self.targets.items():
+            undrain = '/v2/%s/%s/undrain' % (collection, uuid)
+            shown = self.post(undrain, 200).json_body
+            self.assertIsNone(shown['drain'])
+            self.assertEqual([], self.events(collection))
+
+            self.post('/v2/%s/%s/drain' % (collection, uuid), 200,
+                      body={'reason': 'replace the card'})
+            shown = self.post(undrain, 200,
+                              body={'reason': 'replaced'}).json_body
+
+            self.assertIsNone(shown['drain'])
+            self.assertIsNone(shown['drain_since'])
+            self.assertIsNone(self.drain_since(collection))
+            self.assertEqual([('undrain', 'replaced', 'operator'),
+                              ('drain', 'replace the card', 'operator')],
+                             self.events(collection))
+
+    def test_a_member_is_refused_and_nothing_changes(self):
+        for collection, uuid in self.targets.items():
+            for action in ('drain', 'undrain'):
+                response = self.post('/v2/%s/%s/%s' % (collection, uuid,
+                                                       action),
+                                     403, headers=MEMBER)
+                self.assertIn('cyborg:%s:%s' % (collection[:-1], action),
+                              response.text)
+            self.assertIsNone(self.drain_since(collection))
+
+    def test_an_unknown_uuid_is_404(self):
+        for collection in self.targets:
+            for uuid in (uuidutils.generate_uuid(), 'not-a-uuid'):
+                response = self.post('/v2/%s/%s/drain' % (collection, uuid),
+                                     404)
+                self.assertIn(uuid, response.json_body['error_message'])
+
+    def test_below_2_6_the_paths_are_unknown(self):
+        for collection, uuid in self.targets.items():
+            for action in ('drain', 'undrain'):
+                self.post('/v2/%s/%s/%s' % (collection, uuid, action), 404,
+                          version='2.5')
+            self.assertIsNone(self.drain_since(collection))
+
+    def test_a_bad_body_is_400_and_nothing_changes(self):
+        bodies = ([], 'reason', {'reason': 5}, {'reason': ''},
+                  {'reason': 'x' * 256}, {'why': 'x'}, b'{not json')
+        for collection, uuid in self.targets.items():
+            for body in bodies:
+                response = self.post('/v2/%s/%s/drain' % (collection, uuid),
+                                     400, body=body)
+                self.assertIn('error_message', response.json_body)
+            self.assertIsNone(self.drain_since(collection))
+            self.assertEqual([], self.events(collection))
+
+    def test_a_pinned_conductor_is_409_and_nothing_changes(self):
+        self.flags(conductor='1.5', group='upgrade_levels')
+        # The API's conductor client reads the pin when the app is made.
+        self.application = app.setup_app()
+        for collection, uuid in self.targets.items():
+            response = self.post('/v2/%s/%s/drain' % (collection, uuid), 409)
+            self.assertIn('set_drain', response.json_body['error_message'])
+            self.assertIsNone(self.drain_since(collection))
