@@ -10,6 +10,7 @@ PROGRAM = 'cyborg:deployable:program'
 LIST_ATTRIBUTES = 'cyborg:deployable:get_attributes'
 SHOW_ATTRIBUTE = 'cyborg:deployable:get_attribute'
 HISTORY = 'cyborg:deployable:history'
+CLEAR_HEALTH = 'cyborg:deployable:clear_health'
 DRAIN = 'cyborg:deployable:drain'
 UNDRAIN = 'cyborg:deployable:undrain'
 
@@ -81,6 +82,15 @@ rules = [
                      'method': 'POST'}],
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(UNDRAIN, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=CLEAR_HEALTH, check_str=base.ADMIN,
+        description='Clear the health of a deployable (microversion 2.6): '
+                    'healthy again, offered to the scheduler unless '
+                    'something else holds it out.',
+        operations=[{'path': '/v2/deployables/{deployable_uuid}/clear_health',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(CLEAR_HEALTH, base.LEGACY_ADMIN)),
 ]
 
 

@@ -9,6 +9,7 @@ SHOW = 'cyborg:device:get_one'
 DISABLE = 'cyborg:device:disable'
 ENABLE = 'cyborg:device:enable'
 HISTORY = 'cyborg:device:history'
+CLEAR_HEALTH = 'cyborg:device:clear_health'
 DRAIN = 'cyborg:device:drain'
 UNDRAIN = 'cyborg:device:undrain'
 
@@ -67,6 +68,15 @@ rules = [
                      'method': 'POST'}],
         scope_types=base.PROJECT_SCOPE,
         deprecated_rule=base.legacy_rule(UNDRAIN, base.LEGACY_ADMIN)),
+    policy.DocumentedRuleDefault(
+        name=CLEAR_HEALTH, check_str=base.ADMIN,
+        description='Clear the health of a device (microversion 2.6): '
+                    'healthy again, offered to the scheduler unless '
+                    'something else holds it out.',
+        operations=[{'path': '/v2/devices/{device_uuid}/clear_health',
+                     'method': 'POST'}],
+        scope_types=base.PROJECT_SCOPE,
+        deprecated_rule=base.legacy_rule(CLEAR_HEALTH, base.LEGACY_ADMIN)),
 ]
 
 

@@ -6,7 +6,8 @@ and on attributes with ``attribute=<key>:<value>`` (repeatable; every pair
 must match). From microversion 2.4 ``programmed=false`` keeps the
 deployables with no bitstream loaded (``bitstream_id`` null: the FPGAs an
 operator may program) and ``programmed=true`` the others; below 2.4 the
-parameter is unknown (400), as it was.
+parameter is unknown (400), as it was. From 2.6 ``health`` filters on
+the deployable's own health.
 
 ``PATCH /v2/deployables/{uuid}/program`` takes upstream's JSON patch,
 ``[{"path": "/program", "op": "replace", "value": [{"image_uuid": "<id>"}]}]``
@@ -23,6 +24,7 @@ from cyborg import exception
 from cyborg.api import microversions
 from cyborg.common import columns
 from cyborg.api.schemas import declarations
+from cyborg.api.schemas import health
 from cyborg.api.schemas import listing
 from cyborg.api.schemas import resources
 
@@ -78,6 +80,9 @@ _DESCRIPTIONS = {
                   'with no bitstream loaded (``bitstream_id`` null); '
                   '``true``, only those with one. Below 2.4 an unknown '
                   'parameter (400).',
+    'health': 'From microversion 2.6: only the deployables in this health '
+              '(healthy, degraded or failed: their own, not their '
+              'device\'s). Below 2.6 an unknown parameter (400).',
 }
 PROGRAMMED_VALUES = {'true': True, 'false': False}
 PROGRAMMED = declarations.Enum(
@@ -88,6 +93,11 @@ PROGRAMMED = declarations.Enum(
 # The newest query, which the route table documents; each older one is
 # the same without the parameters added since.
 LISTING = listing.Listing(
+    filters=dict(_FILTERS, health=health.FILTER), sort_keys=_SORT_KEYS,
+    extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR),
+           'programmed': PROGRAMMED},
+    descriptions=_DESCRIPTIONS)
+_LISTING_BEFORE_2_6 = listing.Listing(
     filters=_FILTERS, sort_keys=_SORT_KEYS,
     extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR),
            'programmed': PROGRAMMED},
@@ -106,8 +116,12 @@ def list_query(params, max_limit, version):
 
     :raises: exception.InvalidParameterValue (400)
     """
-    query_listing = LISTING if microversions.supports_programmed_filter(
-        version) else _LISTING_BEFORE_2_4
+    if microversions.supports_fleet_operations(version):
+        query_listing = LISTING
+    elif microversions.supports_programmed_filter(version):
+        query_listing = _LISTING_BEFORE_2_6
+    else:
+        query_listing = _LISTING_BEFORE_2_4
     query = query_listing.parse(params, max_limit)
     if 'attribute' in query.extra:
         query.extra['attribute'] = [tuple(pair.split(':', 1))

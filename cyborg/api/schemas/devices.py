@@ -1,27 +1,41 @@
-"""Validation of /v2/devices requests: list filters and the status PATCH."""
+"""Validation of /v2/devices requests: list filters and the status PATCH.
+
+From microversion 2.6 the list filters on ``health`` too.
+"""
 
 from cyborg.common import columns
+from cyborg.api import microversions
 from cyborg.api.schemas import declarations
+from cyborg.api.schemas import health
 from cyborg.api.schemas import listing
 from cyborg.common import vocabulary
 
+_FILTERS = {
+    'hostname': listing.string_value,
+    # Any type: one outside DeviceType.ALL lists nothing, as upstream.
+    'type': listing.string_value,
+    'vendor': listing.string_value,
+    'status': listing.one_of(vocabulary.DeviceStatus.ALL),
+}
+_SORT_KEYS = ('uuid', 'type', 'vendor', 'model', 'hostname', 'status',
+              'created_at', 'updated_at')
+_DESCRIPTIONS = {
+    'hostname': 'Only the devices of this host (exact match).',
+    'type': 'Only the devices of this type, such as FPGA or GPU (exact '
+            'match; an unknown type lists nothing).',
+    'vendor': 'Only the devices of this vendor (exact match).',
+    'status': 'Only the devices in this status.',
+    'health': 'From microversion 2.6: only the devices in this health '
+              '(healthy, degraded or failed). Below 2.6 an unknown '
+              'parameter (400).',
+}
+# The newest query, which the route table documents; the older one is the
+# same without the parameters added since.
 LISTING = listing.Listing(
-    filters={
-        'hostname': listing.string_value,
-        # Any type: one outside DeviceType.ALL lists nothing, as upstream.
-        'type': listing.string_value,
-        'vendor': listing.string_value,
-        'status': listing.one_of(vocabulary.DeviceStatus.ALL),
-    },
-    sort_keys=('uuid', 'type', 'vendor', 'model', 'hostname', 'status',
-               'created_at', 'updated_at'),
-    descriptions={
-        'hostname': 'Only the devices of this host (exact match).',
-        'type': 'Only the devices of this type, such as FPGA or GPU (exact '
-                'match; an unknown type lists nothing).',
-        'vendor': 'Only the devices of this vendor (exact match).',
-        'status': 'Only the devices in this status.',
-    })
+    filters=dict(_FILTERS, health=health.FILTER), sort_keys=_SORT_KEYS,
+    descriptions=_DESCRIPTIONS)
+_LISTING_BEFORE_2_6 = listing.Listing(
+    filters=_FILTERS, sort_keys=_SORT_KEYS, descriptions=_DESCRIPTIONS)
 
 # The values a status PATCH may ask for, and the status each one sets.
 PATCH_STATUSES = {'enabled': vocabulary.DeviceStatus.ENABLED,
@@ -57,12 +71,17 @@ BODY = declarations.Array(
                 '``disabled`` (which sets the status ``maintaining``).')
 
 
-def list_query(params, max_limit):
-    """The validated query of GET /v2/devices.
+def list_query(params, max_limit, version=None):
+    """The validated query of GET /v2/devices at microversion ``version``
+    (None: the newest); ``health`` filters from 2.6.
 
     :raises: exception.InvalidParameterValue (400)
     """
-    return LISTING.parse(params, max_limit)
+    query_listing = LISTING
+    if version is not None and \
+            not microversions.supports_fleet_operations(version):
+        query_listing = _LISTING_BEFORE_2_6
+    return query_listing.parse(params, max_limit)
 
 
 def status_patch(body):

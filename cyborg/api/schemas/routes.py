@@ -19,6 +19,7 @@ from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
 from cyborg.api.schemas import drain
+from cyborg.api.schemas import health
 from cyborg.api.schemas import history
 from cyborg.api.schemas import paths
 from cyborg.policies import arq as arq_policies
@@ -98,6 +99,16 @@ _DEPLOYABLE = '/v2/deployables/{uuid}'
 _ATTRIBUTE = '/v2/attributes/{uuid}'
 _PROFILE = '/v2/device_profiles/{uuid_or_name}'
 _ARQ = '/v2/accelerator_requests/{uuid}'
+_CLEAR_HEALTH = ('From microversion 2.6 (below it an unknown path, 404): '
+                 'the %s is healthy again, whatever it was (a failed one '
+                 'stays failed until this call), with a ``clear_health`` '
+                 'entry in its history naming the caller, and its host\'s '
+                 'providers are synced so that Placement offers it again '
+                 'unless something else holds it out (its device\'s '
+                 'health, a drain, a disable). Clearing a healthy one '
+                 'changes nothing. No body, or an empty object. 409 while '
+                 'the conductors are pinned below it ([upgrade_levels] '
+                 'conductor).')
 _HISTORY = ('From microversion 2.5 (below it an unknown path, 404): what '
             'was done to the %s, newest first, a page at a time (``limit``, '
             'and ``marker`` the ``id`` of the last entry of the previous '
@@ -158,6 +169,11 @@ ROUTES = (
            'The history of a device (from 2.5)', [device_policies.HISTORY],
            {200: 'HistoryList'}, errors=(404,), query=history.LISTING,
            description=_HISTORY % 'device'),
+    _route('POST', _DEVICE + '/clear_health', 'clearDeviceHealth',
+           'Clear the health of a device (from 2.6)',
+           [device_policies.CLEAR_HEALTH], {200: 'Device'}, errors=(404, 409),
+           body=health.BODY, body_required=False,
+           description=_CLEAR_HEALTH % 'device'),
     # Deployables.
     _route('GET', '/v2/deployables', 'listDeployables', 'List deployables',
            [deployable_policies.LIST], {200: 'DeployableList'},
@@ -187,6 +203,12 @@ ROUTES = (
            [deployable_policies.HISTORY], {200: 'HistoryList'},
            errors=(404,), query=history.LISTING,
            description=_HISTORY % 'deployable'),
+    _route('POST', _DEPLOYABLE + '/clear_health', 'clearDeployableHealth',
+           'Clear the health of a deployable (from 2.6)',
+           [deployable_policies.CLEAR_HEALTH], {200: 'Deployable'},
+           errors=(404, 409),
+           body=health.BODY, body_required=False,
+           description=_CLEAR_HEALTH % 'deployable'),
     _route('POST', _DEPLOYABLE + '/drain', 'drainDeployable',
            'Drain a deployable (from 2.6)', [deployable_policies.DRAIN],
            {200: 'Deployable'}, errors=(404, 409), body=drain.BODY,

@@ -15,6 +15,7 @@ from cyborg import exception
 from cyborg import objects
 from cyborg.api import microversions
 from cyborg.api.controllers.v2 import drain as drain_controllers
+from cyborg.api.controllers.v2 import health as health_controllers
 from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import deployables as deployable_schemas
@@ -58,7 +59,8 @@ class DeployablesController(rest.RestController):
     /v2/deployables/{uuid}; GET .../attributes[/{key}] of it (2.4); POST
     .../drain and .../undrain (2.6)."""
 
-    _custom_actions = {'drain': ['POST'], 'undrain': ['POST']}
+    _custom_actions = {'drain': ['POST'], 'undrain': ['POST'],
+                       'clear_health': ['POST']}
 
     @pecan.expose('json')
     def get_all(self, **params):
@@ -108,6 +110,18 @@ class DeployablesController(rest.RestController):
         request = pecan.request
         drain_controllers.act(request, drain_controllers.DEPLOYABLE, uuid,
                               drain, rule)
+        deployable = objects.Deployable.get_row(
+            request.context, uuid, **deployable_views.row_options(
+                request.version))
+        return deployable_views.one_row(deployable, request.version,
+                                        request.base_url)
+
+    @pecan.expose('json')
+    def clear_health(self, uuid):
+        """Make the deployable healthy again (2.6); 200, the deployable."""
+        request = pecan.request
+        health_controllers.clear(request, health_controllers.DEPLOYABLE,
+                                 uuid, deployable_policies.CLEAR_HEALTH)
         deployable = objects.Deployable.get_row(
             request.context, uuid, **deployable_views.row_options(
                 request.version))

@@ -14,6 +14,7 @@ from cyborg import objects
 from cyborg.api import microversions
 from cyborg.api import responses
 from cyborg.api.controllers.v2 import drain as drain_controllers
+from cyborg.api.controllers.v2 import health as health_controllers
 from cyborg.api.controllers.v2 import history as history_controllers
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import devices as device_schemas
@@ -36,14 +37,16 @@ class DevicesController(rest.RestController):
     enable/disable."""
 
     _custom_actions = {'enable': ['POST'], 'disable': ['POST'],
-                       'drain': ['POST'], 'undrain': ['POST']}
+                       'drain': ['POST'], 'undrain': ['POST'],
+                       'clear_health': ['POST']}
 
     @pecan.expose('json')
     def get_all(self, **params):
         """Devices matching the filters, one page sorted as asked."""
         request = pecan.request
         request.context.can(device_policies.LIST)
-        query = device_schemas.list_query(params, request.max_limit)
+        query = device_schemas.list_query(params, request.max_limit,
+                                          request.version)
         # Plain rows, not objects: the list only renders them.
         devices = objects.Device.list_rows(
             request.context, filters=query.filters, plain=True,
@@ -116,4 +119,12 @@ class DevicesController(rest.RestController):
         request = pecan.request
         drain_controllers.act(request, drain_controllers.DEVICE, uuid, False,
                               device_policies.UNDRAIN)
+        return shown(request, uuid)
+
+    @pecan.expose('json')
+    def clear_health(self, uuid):
+        """Make the device healthy again (2.6); 200, the device."""
+        request = pecan.request
+        health_controllers.clear(request, health_controllers.DEVICE, uuid,
+                                 device_policies.CLEAR_HEALTH)
         return shown(request, uuid)

@@ -61,6 +61,9 @@ EXPECTED_DEFAULTS = {
     'cyborg:device:undrain': 'role:admin',
     'cyborg:deployable:drain': 'role:admin',
     'cyborg:deployable:undrain': 'role:admin',
+    # Microversion 2.6's: clear the health of a device or a deployable.
+    'cyborg:device:clear_health': 'role:admin',
+    'cyborg:deployable:clear_health': 'role:admin',
 }
 
 
@@ -141,7 +144,8 @@ class TestRuleDefinitions(PolicyTestCase):
             deployable.SHOW_ATTRIBUTE, attribute.LIST, attribute.SHOW,
             attribute.CREATE, attribute.DELETE, fleet.GET, device.HISTORY,
             deployable.HISTORY, bitstream.PREFETCH, device.DRAIN,
-            device.UNDRAIN, deployable.DRAIN, deployable.UNDRAIN}
+            device.UNDRAIN, deployable.DRAIN, deployable.UNDRAIN,
+            device.CLEAR_HEALTH, deployable.CLEAR_HEALTH}
         self.assertEqual(set(EXPECTED_DEFAULTS), constants)
         self.assertLessEqual(constants, names)
 
