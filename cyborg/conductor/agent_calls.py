@@ -3,7 +3,9 @@
 ``AgentCalls.prepare_hosts`` asks each host's agent to prepare its ARQs,
 the hosts at the same time, and asks again (after a backoff when the bus
 refused the call) until every ARQ has an answer or its bind time is up;
-it returns one ``Decision`` per ARQ.
+it returns one ``Decision`` per ARQ. An ARQ carrying a bitstream whose
+agent did not answer in time is ``suspect``: its region may hold part of
+the image, and the binder marks it degraded.
 """
 
 from concurrent import futures
@@ -93,8 +95,7 @@ class AgentCalls:
                 return decisions + _decide(waiting, Outcome.RETRY,
                                            'the conductor is stopping')
             if _seconds_until(deadline) <= 0:
-                return decisions + _decide(waiting, Outcome.FAILED,
-                                           attempt.too_late)
+                return decisions + _timed_out(waiting, attempt)
             # The bus refusing calls is worth one warning per bind.
             log = LOG.warning if attempt.back_off and not warned else LOG.info
             warned = warned or attempt.back_off
@@ -182,6 +183,16 @@ def _retry_delays():
     while True:
         yield delay
         delay = min(2 * delay, RETRY_DELAY_MAX)
+
+
+def _timed_out(items, attempt):
+    """FAILED Decisions of the ``items`` still without an answer when the
+    bind time ran out after ``attempt``; those carrying a bitstream are
+    suspect unless the bus refused the calls (the agent never had them)."""
+    decisions = _decide(items, Outcome.FAILED, attempt.too_late)
+    for item, decision in zip(items, decisions, strict=True):
+        decision.suspect = bool(item.bitstream_id) and not attempt.back_off
+    return decisions
 
 
 def _decide(items, outcome, reason=None):

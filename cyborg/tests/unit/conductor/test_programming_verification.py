@@ -13,11 +13,13 @@ import datetime
 
 import fixtures
 import oslo_messaging
+from oslo_utils import timeutils
 
 from cyborg import conf
 from cyborg import context as cyborg_context
 from cyborg.clients import glance as glance_client
 from cyborg.common import vocabulary
+from cyborg.conductor import agent_calls
 from cyborg.conductor import bind_finishing
 from cyborg.conductor import bind_programming
 from cyborg.conductor import bind_transactions
@@ -178,6 +180,52 @@ class BindVerificationTest(base.TestCase):
         self.assertEqual({}, bind_programming.degraded([item], [decision]))
         self.assertEqual({1: None},
                          bind_programming.outcomes([item], [decision]))
+
+
+class SilentAgents:
+    """Agents whose prepare calls time out (``error``, an exception)."""
+
+    def __init__(self, error):
+        self.error = error
+        self.calls = 0
+
+    def prepare_arqs(self, context, host, arqs, timeout=None):
+        self.calls += 1
+        raise self.error
+
+
+class BindTimeoutTest(base.TestCase):
+
+    def prepare(self, error):
+        now = timeutils.utcnow()
+        items = [bind_transactions.Work(
+            arq_id=index, uuid='arq-%d' % index, hostname='compute-1',
+            instance_uuid='i', started_at=now,
+            deadline=now + datetime.timedelta(seconds=1.5),
+            deployable_id=index, bitstream_id=image)
+            for index, image in enumerate(('image-a', None))]
+        calls = agent_calls.AgentCalls(
+            cyborg_context.get_admin_context(), 1, SilentAgents(error))
+        return items, calls.prepare('compute-1', items)
+
+    def test_a_region_being_loaded_when_time_ran_out_is_suspect(self):
+        items, decisions = self.prepare(
+            oslo_messaging.MessagingTimeout('late'))
+
+        self.assertEqual([('failed', True), ('failed', False)],
+                         [(decision.outcome, decision.suspect)
+                          for decision in decisions])
+        self.assertIn('did not answer within bind_timeout',
+                      decisions[0].reason)
+        self.assertEqual({0: decisions[0].reason},
+                         bind_programming.degraded(items, decisions))
+
+    def test_calls_the_bus_refused_leave_the_region_alone(self):
+        _, decisions = self.prepare(
+            oslo_messaging.MessageDeliveryFailure('no agent listens'))
+
+        self.assertEqual([False, False],
+                         [decision.suspect for decision in decisions])
 
 
 class RecordDegradedTest(base.TestCase):
