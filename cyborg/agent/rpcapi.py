@@ -53,7 +53,12 @@ class AgentAPI:
         (``{'arq': uuid, 'taken_at': ISO 8601 text}``: this ARQ's holding
         of the handle, see ``release_arqs``) and ``bitstream_id``, the
         Glance image to load into the deployable first, or None. Returns
-        ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``. The
+        ``{arq_uuid: {'prepared': bool, 'reason': str or None}}``; the
+        answer of an ARQ whose bitstream was loaded adds ``readback`` (what
+        the region reported holding, as ``program``'s ``loaded``) when
+        prepared, and ``suspect: True`` when the load failed or the region
+        did not show the image (agents of 1.3 before verified programming
+        add neither). The
         agent is told ``timeout`` too, and answers before it with the ARQs
         still being prepared marked ``'pending': True`` (not prepared; ask
         again: a repeated prepare of the same hold is answered from the
@@ -116,8 +121,13 @@ class AgentAPI:
         The agent downloads the image with its own [glance] credentials
         (hash verified, at most [agent] max_bitstream_bytes) and has the
         driver ``driver_name`` program it into the deployable (region) it
-        reported as ``deployable_name``. Returns ``{'code': int, 'message':
-        str}``, the code a ``ProgramResult``.
+        reported as ``deployable_name``, then reads the region back.
+        Returns ``{'code': int, 'message': str}``, the code a
+        ``ProgramResult``, with ``loaded`` (``{'bitstream_id', 'function_id'}``
+        the region reported) after a verified success and ``suspect: True``
+        when the region's content is in doubt (the driver failed, or the
+        region does not show the image); an agent of an older release adds
+        neither.
 
         :raises: oslo_messaging.MessagingTimeout when the agent does not
             answer within ``timeout`` seconds
