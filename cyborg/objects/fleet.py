@@ -7,8 +7,14 @@ is ``cyborg.db.queries.fleet``; the nesting, ``cyborg.api.views.fleet``.
 from cyborg.db.queries import fleet as fleet_queries
 
 
-def read_fleet(context, project_id=None):
-    """Devices, deployables, attach handle counts and ARQs (of
-    ``project_id`` only, when given) as read-only rows, in a fixed number
-    of SQL queries: a ``cyborg.db.queries.fleet.FleetRows``."""
-    return fleet_queries.fleet_rows(context, project_id=project_id)
+def read_fleet(context, project_id=None, history_project_id=None,
+               history_per_device=0):
+    """Devices, deployables, attach handle counts, ARQs (of ``project_id``
+    only, when given) and the ``history_per_device`` newest history
+    entries of each device (of ``history_project_id``'s ARQs only, when
+    given) as read-only rows, in a fixed number of SQL queries: a
+    ``cyborg.db.queries.fleet.FleetRows``."""
+    return fleet_queries.fleet_rows(
+        context, project_id=project_id,
+        history_project_id=history_project_id,
+        history_per_device=history_per_device)

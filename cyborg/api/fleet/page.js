@@ -69,11 +69,69 @@
     return box;
   }
 
+  // "2026-12-07 09:00:08" of an API timestamp (UTC), or ''.
+  function when(timestamp) {
+    return timestamp ? String(timestamp).slice(0, 19).replace('T', ' ') : '';
+  }
+
+  // The tags of a device's or deployable's health (unless healthy) and
+  // drain state (if drained or draining).
+  function conditionTags(item) {
+    var tags = [];
+    if (item.health && item.health !== 'healthy') {
+      var health = element('span', 'tag health ' + item.health, item.health);
+      health.title = (item.health_reason || 'no reason given') +
+        (item.health_since ? ' (since ' + when(item.health_since) + ' UTC)' : '');
+      tags.push(health);
+    }
+    if (item.drain) {
+      var drain = element('span', 'tag drain ' + item.drain, item.drain);
+      drain.title = 'Drain asked ' + when(item.drain_since) + ' UTC' +
+        (item.drain === 'draining' ? '; ARQs still hold it' : '; none holds it');
+      tags.push(drain);
+    }
+    return tags;
+  }
+
+  // The newest history entries of a device, newest first.
+  function historyList(entries) {
+    var box = element('details', 'history');
+    box.open = true;
+    box.appendChild(element('summary', null, 'Recent history'));
+    var list = element('ol', 'entries');
+    entries.forEach(function (entry) {
+      var row = element('li', 'entry outcome-' + entry.outcome);
+      row.dataset.event = entry.event;
+      row.dataset.outcome = entry.outcome;
+      row.dataset.requestId = entry.request_id || '';
+      row.appendChild(element('span', 'mono muted', when(entry.created_at)));
+      row.appendChild(element('span', 'event', entry.event));
+      row.appendChild(element('span', 'outcome', entry.outcome));
+      var who = entry.user_id ? entry.user_id : (entry.agent ? 'agent ' + entry.agent : '');
+      if (who) { row.appendChild(element('span', 'who', who)); }
+      if (entry.arq_uuid) {
+        row.appendChild(element('span', 'mono muted', 'ARQ ' + short(entry.arq_uuid)));
+      }
+      if (entry.image_id) {
+        row.appendChild(element('span', 'mono muted', 'image ' + short(entry.image_id)));
+      }
+      if (entry.reason) { row.appendChild(element('span', 'why', entry.reason)); }
+      row.title = [entry.request_id, entry.project_id && 'project ' + entry.project_id,
+                   entry.deployable_uuid && 'deployable ' + entry.deployable_uuid]
+        .filter(Boolean).join(' \u00b7 ');
+      list.appendChild(row);
+    });
+    box.appendChild(list);
+    return box;
+  }
+
   function deployableNode(deployable) {
     var item = element('li', 'node kind-' + deployable.kind);
     item.dataset.uuid = deployable.uuid;
     item.dataset.kind = deployable.kind;
     item.dataset.name = deployable.name;
+    item.dataset.health = deployable.health;
+    item.dataset.drain = deployable.drain || '';
     var line = element('div', 'line');
     var hasChildren = deployable.children.length > 0;
     var toggle = element('button', 'toggle', hasChildren ?
@@ -113,6 +171,9 @@
       bitstream.title = 'Programmed with Glance image ' + deployable.bitstream_id;
       line.appendChild(bitstream);
     }
+    conditionTags(deployable).forEach(function (tag) {
+      line.appendChild(tag);
+    });
     if (deployable.attach_handles) {
       line.appendChild(usage(deployable.attach_handles));
     }
@@ -138,6 +199,11 @@
     var card = element('article', 'device status-' + device.status);
     card.dataset.uuid = device.uuid;
     card.dataset.status = device.status;
+    card.dataset.health = device.health;
+    card.dataset.drain = device.drain || '';
+    if (device.health && device.health !== 'healthy') {
+      card.classList.add('health-' + device.health);
+    }
     var head = element('header', 'device-head');
     head.appendChild(element('span', 'type type-' +
                              String(device.type).toLowerCase(), device.type));
@@ -148,16 +214,26 @@
     head.appendChild(uuid);
     head.appendChild(element('span', 'pill ' + device.status,
       device.status === 'maintaining' ? 'maintenance' : device.status));
+    conditionTags(device).forEach(function (tag) { head.appendChild(tag); });
     card.appendChild(head);
     if (device.status === 'maintaining') {
       card.appendChild(element('p', 'reason',
         'Disabled: ' + (device.status_reason || 'no reason given')));
+    }
+    if (device.health && device.health !== 'healthy') {
+      card.appendChild(element('p', 'reason health-reason ' + device.health,
+        device.health.charAt(0).toUpperCase() + device.health.slice(1) + ': ' +
+        (device.health_reason || 'no reason given') +
+        (device.health_since ? ' (since ' + when(device.health_since) + ' UTC)' : '')));
     }
     var tree = element('ul', 'tree');
     device.deployables.forEach(function (deployable) {
       tree.appendChild(deployableNode(deployable));
     });
     card.appendChild(tree);
+    if (device.history && device.history.length) {
+      card.appendChild(historyList(device.history));
+    }
     return card;
   }
 
@@ -284,6 +360,13 @@
     if (summary.maintaining_devices) {
       items.push([summary.maintaining_devices, 'in maintenance', true]);
     }
+    // Devices and deployables together, only when there are any.
+    [['health', 'degraded'], ['health', 'failed'], ['drain', 'draining'],
+     ['drain', 'drained']].forEach(function (pair) {
+      var counts = summary[pair[0]];
+      var count = counts ? counts.devices[pair[1]] + counts.deployables[pair[1]] : 0;
+      if (count) { items.push([count, pair[1], true]); }
+    });
     var fragment = document.createDocumentFragment();
     items.forEach(function (item) {
       var entry = element('li', item[2] ? 'warn' : null);

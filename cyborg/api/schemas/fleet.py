@@ -18,6 +18,24 @@ def _object(properties, description):
             'additionalProperties': False}
 
 
+def _condition(what):
+    """Health and drain of a device or deployable (``what``), as the
+    resources show them from 2.6 (the page is not versioned)."""
+    return {name: {key: value for key, value in schema.items()
+                   if key != resources.MICROVERSION}
+            for name, schema in resources._health_and_drain(what).items()}
+
+
+# The newest history entries of a device, as its history shows them.
+_ENTRY = _object(
+    {name: resources.HISTORY_ENTRY['properties'][name]
+     for name in ('id', 'created_at', 'event', 'outcome', 'reason',
+                  'deployable_uuid', 'image_id', 'arq_uuid',
+                  'instance_uuid', 'user_id', 'project_id', 'request_id',
+                  'agent')},
+    'A history entry of the device (GET /v2/devices/{uuid}/history '
+    'shows them all).')
+
 _USAGE = _object({
     'type': field('string', 'The attach types of the handles (PCI, MDEV, '
                             'TEST_PCI...), comma-separated.'),
@@ -49,6 +67,7 @@ DEPLOYABLE = _object({
                            'Bound).', items=resources.UUID),
     'children': field('array', 'The deployables right below it.',
                       items={'$ref': '#/components/schemas/FleetDeployable'}),
+    **_condition('deployable'),
 }, 'A deployable with the tree below it.')
 
 _DEVICE = _object({
@@ -62,6 +81,11 @@ _DEVICE = _object({
     'deployables': field('array', 'Its deployable trees (usually one).',
                          items={'$ref':
                                 '#/components/schemas/FleetDeployable'}),
+    'history': field('array', 'Its newest history entries, newest first '
+                              '(at most %d; a project\'s manager sees only '
+                              'those of its own ARQs).'
+                     % fleet_views.HISTORY_PER_DEVICE, items=_ENTRY),
+    **_condition('device'),
 }, 'A device and its deployables.')
 
 _ARQ = _object({
@@ -78,6 +102,12 @@ _ARQ = _object({
 
 _COUNT = field('integer', minimum=0)
 
+
+def _by_kind(values, description):
+    counts = _object({value: _COUNT for value in values}, description)
+    return _object({'devices': counts, 'deployables': counts}, description)
+
+
 FLEET = _object({
     'summary': _object({
         'hosts': _COUNT,
@@ -88,6 +118,12 @@ FLEET = _object({
                                   'Every attach handle of the fleet.'),
         'arqs': _object({state: _COUNT for state in vocabulary.ARQState.ALL},
                         'How many ARQs are in each state.'),
+        'health': _by_kind(vocabulary.Health.ALL,
+                           'How many devices and deployables have each '
+                           'health.'),
+        'drain': _by_kind(vocabulary.DrainState.ALL,
+                          'How many devices and deployables are draining '
+                          'and drained.'),
     }, 'Counts over the whole fleet.'),
     'hosts': field('array', 'Hosts by name, each with its devices.',
                    items=_object({

@@ -1,5 +1,6 @@
 """The fleet as the page draws it: hosts -> devices -> deployable trees,
-with attach handle usage, and the ARQs grouped by state.
+with attach handle usage, health and drain state, the newest history
+entries of each device, and the ARQs grouped by state.
 
 ``cyborg.api.schemas.fleet`` declares this body; ``fleet(rows)`` builds it
 from ``cyborg.objects.fleet.read_fleet``'s rows without another query.
@@ -7,6 +8,7 @@ from ``cyborg.objects.fleet.read_fleet``'s rows without another query.
 
 import collections
 
+from cyborg.api.views import listing
 from cyborg.common import vocabulary
 
 # What a deployable is, told by its attributes and its place in the tree.
@@ -17,6 +19,8 @@ VF = 'vf'
 VGPU_TYPE = 'vgpu_type'
 PART = 'part'
 KINDS = (ROOT, REGION, PF, VF, VGPU_TYPE, PART)
+# How many of the newest history entries of each device the page shows.
+HISTORY_PER_DEVICE = 5
 
 
 def _kind(attributes, is_root):
@@ -41,8 +45,39 @@ def _usage(handle_rows):
             'total': sum(int(row.total) for row in handle_rows)}
 
 
+def _condition(row):
+    """Health and drain of a device's or deployable's row."""
+    return {
+        'health': row.health,
+        'health_reason': row.health_reason,
+        'health_since': listing.timestamp(row.health_since),
+        'drain': row.drain,
+        'drain_since': listing.timestamp(row.drain_since),
+    }
+
+
+def _entry(row):
+    """A history entry as the page shows it."""
+    return {
+        'id': row.id,
+        'created_at': listing.timestamp(row.created_at),
+        'event': row.event,
+        'outcome': row.outcome,
+        'reason': row.reason,
+        'deployable_uuid': row.deployable_uuid,
+        'image_id': row.image_id,
+        'arq_uuid': row.arq_uuid,
+        'instance_uuid': row.instance_uuid,
+        'user_id': row.user_id,
+        'project_id': row.project_id,
+        'request_id': row.request_id,
+        'agent': row.agent,
+    }
+
+
 def _node(row, kind, attributes, handles, holders):
     return {
+        **_condition(row),
         'uuid': row.uuid,
         'name': row.name,
         'kind': kind,
@@ -99,6 +134,42 @@ def _arq(row, deployables):
     }
 
 
+def _counts(rows, field, values):
+    """How many of ``rows`` have each of ``values`` in ``field``."""
+    counts = dict.fromkeys(values, 0)
+    for row in rows:
+        value = getattr(row, field)
+        if value in counts:
+            counts[value] += 1
+    return counts
+
+
+def _summary(rows, hosts, arqs_by_state):
+    """The counts over the whole fleet."""
+    handle_rows = rows.attach_handles
+    return {
+        'hosts': len(hosts),
+        'devices': len(rows.devices),
+        'maintaining_devices': sum(
+            1 for row in rows.devices
+            if row.status == vocabulary.DeviceStatus.MAINTAINING),
+        'deployables': len(rows.deployables),
+        'attach_handles': {
+            'in_use': sum(int(row.in_use or 0) for row in handle_rows),
+            'total': sum(int(row.total) for row in handle_rows)},
+        'arqs': {state: len(arqs)
+                 for state, arqs in arqs_by_state.items()},
+        'health': {'devices': _counts(rows.devices, 'health',
+                                      vocabulary.Health.ALL),
+                   'deployables': _counts(rows.deployables, 'health',
+                                          vocabulary.Health.ALL)},
+        'drain': {'devices': _counts(rows.devices, 'drain',
+                                     vocabulary.DrainState.ALL),
+                  'deployables': _counts(rows.deployables, 'drain',
+                                         vocabulary.DrainState.ALL)},
+    }
+
+
 def fleet(rows):
     """The body of GET /v2/fleet from ``FleetRows`` ``rows``."""
     attributes_of = collections.defaultdict(dict)
@@ -115,9 +186,13 @@ def fleet(rows):
     roots, nodes = _trees(rows.deployables, attributes_of, handles_of,
                           holders_of)
 
+    history_of = collections.defaultdict(list)
+    for row in rows.history:
+        history_of[row.device_id].append(_entry(row))
     hosts = {}
     for row in rows.devices:
         hosts.setdefault(row.hostname, []).append({
+            **_condition(row),
             'uuid': row.uuid,
             'type': row.type,
             'vendor': row.vendor,
@@ -125,26 +200,14 @@ def fleet(rows):
             'status': row.status,
             'status_reason': row.status_reason,
             'deployables': roots.get(row.id, []),
+            'history': history_of.get(row.id, []),
         })
 
     arqs_by_state = {state: [] for state in vocabulary.ARQState.ALL}
     for row in rows.arqs:
         arqs_by_state.setdefault(row.state, []).append(_arq(row, nodes))
-    handle_rows = rows.attach_handles
     return {
-        'summary': {
-            'hosts': len(hosts),
-            'devices': len(rows.devices),
-            'maintaining_devices': sum(
-                1 for row in rows.devices
-                if row.status == vocabulary.DeviceStatus.MAINTAINING),
-            'deployables': len(rows.deployables),
-            'attach_handles': {
-                'in_use': sum(int(row.in_use or 0) for row in handle_rows),
-                'total': sum(int(row.total) for row in handle_rows)},
-            'arqs': {state: len(arqs)
-                     for state, arqs in arqs_by_state.items()},
-        },
+        'summary': _summary(rows, hosts, arqs_by_state),
         'hosts': [{'hostname': hostname, 'devices': devices}
                   for hostname, devices in hosts.items()],
         'arqs_by_state': arqs_by_state,

@@ -15,6 +15,7 @@ from cyborg.api.views import fleet as fleet_views
 from cyborg.objects import fleet as fleet_objects
 from cyborg.policies import arq as arq_policies
 from cyborg.policies import fleet as fleet_policies
+from cyborg.policies import history as history_policies
 
 
 class FleetController(rest.RestController):
@@ -37,7 +38,10 @@ class FleetController(rest.RestController):
         context = request.context
         context.can(fleet_policies.GET)
         # The devices are the fleet's; the ARQs, the caller's project's
-        # unless an admin asks.
+        # unless an admin asks; the history entries, those the history's
+        # readers may see.
         rows = fleet_objects.read_fleet(
-            context, project_id=arq_policies.owner_filter(context))
+            context, project_id=arq_policies.owner_filter(context),
+            history_project_id=history_policies.arq_project_filter(context),
+            history_per_device=fleet_views.HISTORY_PER_DEVICE)
         return fleet_views.fleet(rows)

@@ -25,6 +25,7 @@ import tempfile
 import time
 import uuid
 
+import yaml
 from testtools import content
 
 from cyborg.tests import base
@@ -290,6 +291,79 @@ class TestFleetPage(base.TestCase):
 
         path = self.browser.screenshot(os.path.join(artifacts_dir(),
                                                     'fleet.png'))
+        with open(path, 'rb') as image:
+            self.assertEqual(b'\x89PNG', image.read(4))
+
+    def _call26(self, method, path, body=None):
+        """``method`` ``path`` at microversion 2.6; assert a 2xx."""
+        response = clients.requests.request(
+            method, 'http://127.0.0.1:%d%s' % (self.api_port, path),
+            json=body, timeout=10,
+            headers={'OpenStack-API-Version': 'accelerator 2.6'})
+        self.assertLess(response.status_code, 300, response.text)
+        return response
+
+    def _script_health(self, root_name, health, reason):
+        """Have the simulated card ``root_name`` report ``health`` from its
+        next report on (the fleet file is read at every report)."""
+        path = os.path.join(self.directory, '.aio', 'fleet.yaml')
+        with open(path, encoding='utf-8') as fleet_file:
+            original = fleet_file.read()
+        self.addCleanup(pathlib.Path(path).write_text, original,
+                        encoding='utf-8')
+        fleet = yaml.safe_load(original)
+        bus = int(root_name.split(':')[1], 16)
+        entry = fleet['fpgas'][bus - 0x10]
+        entry.update(health=health, health_reason=reason)
+        pathlib.Path(path).write_text(yaml.safe_dump(fleet), encoding='utf-8')
+
+    def test_page_shows_health_drain_and_history(self):
+        # A drained region (no ARQ on it: drained at once) and a failed
+        # card show at the next refresh, each device its newest history.
+        region = self._deployable(test_aio.INTEL + '-region1')['uuid']
+        self._call26('POST', '/v2/deployables/%s/drain' % region,
+                     {'reason': 'fan replacement'})
+        self.addCleanup(self._call26, 'POST',
+                        '/v2/deployables/%s/undrain' % region)
+        xilinx = self._device_of(test_aio.XILINX)
+        self.addCleanup(self._call26, 'POST',
+                        '/v2/devices/%s/clear_health' % xilinx)
+        self._script_health(test_aio.XILINX, 'failed', 'scripted fault')
+        self.browser.navigate(self.page_url)
+        card = 'document.querySelector(\'article[data-uuid="%s"]\')'
+        self.browser.wait_for(
+            (card % xilinx) + '?.dataset.health === "failed" && '
+            'document.querySelector(\'li[data-uuid="%s"]\')?.dataset.drain'
+            ' === "drained"' % region, timeout=45)
+
+        self.assertTrue(self.browser.evaluate(
+            (card % xilinx) + '.querySelector(".health-reason").textContent'
+            '.startsWith("Failed: scripted fault (since ")'))
+        self.assertEqual('failed', self.browser.evaluate(
+            (card % xilinx) + '.querySelector(".device-head .tag.health")'
+            '.textContent'))
+        node = 'document.querySelector(\'li[data-uuid="%s"] > .line\')' % \
+            region
+        self.assertEqual('drained', self.browser.evaluate(
+            node + '.querySelector(".tag.drain").textContent'))
+        intel = self._device_of(test_aio.INTEL)
+        self.assertEqual(['', 'healthy'], self.browser.evaluate(
+            '[%s.dataset.drain, %s.dataset.health]'
+            % (card % intel, card % intel)))
+        # The drain is the Intel card's newest entry, with its reason.
+        self.assertEqual(['drain', 'ok', 'fan replacement'],
+                         self.browser.evaluate(
+            '(function (entry) { return [entry.dataset.event, '
+            'entry.dataset.outcome, entry.querySelector(".why")'
+            '.textContent]; })(%s.querySelector(".history li"))'
+            % (card % intel)))
+        summary = self.browser.evaluate(SUMMARY)
+        self.assertIn('1 drained', summary)
+        self.assertTrue([item for item in summary
+                         if item.endswith(' failed')], summary)
+
+        path = self.browser.screenshot(os.path.join(artifacts_dir(),
+                                                    'fleet-health.png'))
         with open(path, 'rb') as image:
             self.assertEqual(b'\x89PNG', image.read(4))
 

@@ -155,7 +155,13 @@ class TestFleetJSON(real_app.RealAppTestCase):
             'hosts': 2, 'devices': 2, 'maintaining_devices': 1,
             'deployables': 7, 'attach_handles': {'in_use': 1, 'total': 5},
             'arqs': dict({state: 0 for state in vocabulary.ARQState.ALL},
-                         Initial=1, Bound=1)}, body['summary'])
+                         Initial=1, Bound=1),
+            'health': {'devices': {'healthy': 2, 'degraded': 0, 'failed': 0},
+                       'deployables': {'healthy': 7, 'degraded': 0,
+                                       'failed': 0}},
+            'drain': {'devices': {'draining': 0, 'drained': 0},
+                      'deployables': {'draining': 0, 'drained': 0}}},
+            body['summary'])
 
     def test_arqs_by_state_with_their_instance(self):
         fleet = Fleet(self.context)
@@ -210,7 +216,8 @@ class TestFleetJSON(real_app.RealAppTestCase):
         self.assertEqual((2, 40), (small['summary']['devices'],
                                    large['summary']['devices']))
         self.assertEqual(small_count, len(self.statements), self.statements)
-        self.assertEqual(5, small_count, self.statements)
+        # Devices, deployables, attributes, handles, ARQs, history.
+        self.assertEqual(6, small_count, self.statements)
 
     def test_an_empty_fleet(self):
         body = self._fleet()
