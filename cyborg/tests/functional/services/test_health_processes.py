@@ -16,7 +16,9 @@ running agent reads at every discovery:
   until ``POST /v2/devices/{uuid}/clear_health`` (2.6) brings it back.
 
 The ARQ bound on card A stays Bound with the same allocation throughout,
-and the card's history records each change.
+and the card's history records each change. A second test scripts the
+fault in the fleet file by report number (``faults``): degraded at the
+third report, healthy from the fifth, offered again after the seventh.
 """
 
 import uuid
@@ -206,6 +208,38 @@ class HealthProcessesTest(deployment.DeploymentMixin, base.TestCase):
              'degraded: AER non-fatal errors'],
             [entry['reason'] for entry in history
              if entry['event'] in ('health', 'clear_health')])
+        self._assert_clean_stop([self.agent])
+        self._assert_clean_stop([self.api, self.conductor])
+
+    def test_a_scripted_fault_by_report_number(self):
+        # Card A reports degraded at its driver's 3rd and 4th discoveries
+        # (one per report) and healthy from the 5th: back after the 7th.
+        scripted = fleet()
+        scripted['fpgas'][0]['faults'] = [
+            {'at_report': 3, 'health': 'degraded', 'reason': 'scripted',
+             'recover_at': 5}]
+        self._start_services(scripted, conductor_options={
+            'health': {'recovery_reports': RECOVERY_REPORTS}})
+        self._wait_until(lambda: self._region_providers(2),
+                         'both regions in Placement', timeout=60)
+        region_a = self._region_of_bus('10')
+        device_a = self._device(region_a).uuid
+
+        def health_entries():
+            history = self._api26('GET', '/v2/devices/%s/history'
+                                  % device_a)['history']
+            entries = [entry['reason'] for entry in history
+                       if entry['event'] == 'health']
+            return len(entries) == 2 and entries
+
+        self.assertEqual(
+            ['healthy: 3 healthy report(s) in a row', 'degraded: scripted'],
+            self._wait_until(health_entries, 'card A degraded and back',
+                             timeout=60))
+        self.assertEqual('healthy', self._device(region_a).health)
+        self._wait_until(lambda: self._reserved(region_a) == (0, HANDLES),
+                         'card A offered again')
+        self.assertGreaterEqual(self._reports_done(), 7)
         self._assert_clean_stop([self.agent])
         self._assert_clean_stop([self.api, self.conductor])
 
