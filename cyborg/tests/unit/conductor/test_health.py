@@ -108,10 +108,13 @@ class HealthReportCase:
     """Reports of a one-card host whose health the test sets."""
 
     recovery_reports = 3
+    # The database: SQLite, or a server (cyborg/tests/functional/db).
+    backend = 'sqlite'
 
     def setUp(self):
         super().setUp()
-        self.database = self.useFixture(database.Database())
+        self.database = self.useFixture(
+            database.Database(backend=self.backend))
         self.context = cyborg_context.get_admin_context()
 
     def report(self, health_word=HEALTHY, reason=None, host=HOST, bus=0x5e):
