@@ -2,8 +2,9 @@
 report timings, and the exceptions its RPC endpoints raise.
 
 The fleet (ARQs by state; devices and attach handles by device type and
-host) is counted by ``FleetCollector`` in two GROUP BY statements per
-scrape, whatever the size of the fleet. The timings are observed where
+host; devices and deployables by health and by drain state) is counted
+by ``FleetCollector`` in three GROUP BY statements per scrape, whatever
+the size of the fleet. The timings are observed where
 the work ends: ``observe_binds`` by the binder after its finishing
 transaction, ``timed_report`` around the report_inventory endpoint.
 """
@@ -18,6 +19,7 @@ from cyborg.common import vocabulary
 from cyborg import context as cyborg_context
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import drain as drain_queries
 from cyborg import metrics
 
 LOG = logging.getLogger(__name__)
@@ -97,9 +99,66 @@ def count_devices_by_type_and_host(context):
     return context.session.execute(query).all()
 
 
+# The kinds of row ``count_health_and_drain`` counts, by table.
+DEVICE_KIND = 'device'
+DEPLOYABLE_KIND = 'deployable'
+
+
+@db_api.reader
+def count_health_and_drain(context):
+    """``(kind, health, drain, count)`` rows: the devices and the
+    deployables (``kind``) by health and by drain state (None: not
+    drained), in one statement (two grouped reads in a UNION ALL)."""
+    device = models.Device
+    deployable = models.Deployable
+    parts = []
+    for kind, table, drain in (
+            (DEVICE_KIND, device, drain_queries.device_drain_sql(device)),
+            (DEPLOYABLE_KIND, deployable,
+             drain_queries.deployable_drain_sql(deployable))):
+        rows = sa.select(table.health.label('health'),
+                         drain.label('drain')).subquery()
+        parts.append(sa.select(
+            sa.literal(kind).label('kind'), rows.c.health, rows.c.drain,
+            sa.func.count().label('count'),
+        ).group_by(rows.c.health, rows.c.drain))
+    return context.session.execute(sa.union_all(*parts)).all()
+
+
+def _condition_families(rows):
+    """The gauges of devices and deployables by health and by drain."""
+    families = {}
+    for kind in (DEVICE_KIND, DEPLOYABLE_KIND):
+        health = core.GaugeMetricFamily(
+            'cyborg_%ss_by_health' % kind,
+            '%ss by health (healthy, degraded, failed).'
+            % kind.capitalize(), labels=['health'])
+        drain = core.GaugeMetricFamily(
+            'cyborg_%ss_by_drain' % kind,
+            '%ss an operator drained, by drain state (draining: an ARQ '
+            'still holds one of its handles; drained: none).'
+            % kind.capitalize(), labels=['drain'])
+        families[kind] = (health, drain, dict.fromkeys(
+            vocabulary.Health.ALL, 0), dict.fromkeys(
+            vocabulary.DrainState.ALL, 0))
+    for kind, health, drain, count in rows:
+        _health, _drain, by_health, by_drain = families[kind]
+        by_health[health] = by_health.get(health, 0) + count
+        if drain is not None:
+            by_drain[drain] = by_drain.get(drain, 0) + count
+    for health, drain, by_health, by_drain in families.values():
+        for value, count in by_health.items():
+            health.add_metric([value], count)
+        for value, count in by_drain.items():
+            drain.add_metric([value], count)
+        yield health
+        yield drain
+
+
 class FleetCollector:
-    """ARQs by state, devices and attach handles by type and host, read
-    from the database at each scrape (two statements)."""
+    """ARQs by state, devices and attach handles by type and host, devices
+    and deployables by health and drain, read from the database at each
+    scrape (three statements)."""
 
     def collect(self):
         up = core.GaugeMetricFamily(
@@ -110,6 +169,7 @@ class FleetCollector:
             context = cyborg_context.get_admin_context()
             by_state = count_arqs_by_state(context)
             by_host = count_devices_by_type_and_host(context)
+            conditions = count_health_and_drain(context)
         except Exception as error:
             # A scrape never fails: the other metrics are still served.
             LOG.warning('Metrics cannot read the fleet: %s: %s',
@@ -136,6 +196,7 @@ class FleetCollector:
             for family, count in zip(families, counts, strict=True):
                 family.add_metric([device_type, host], count)
         yield from families
+        yield from _condition_families(conditions)
 
     def describe(self):
         # Nothing to check at registration: the names are fixed.

@@ -17,6 +17,7 @@ from cyborg import metrics
 from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.conductor import metrics as conductor_metrics
+from cyborg.db import models
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import messaging
@@ -144,11 +145,14 @@ class TestConductorEndpointMetrics(base.TestCase):
 
 
 class TestFleetCollectorQueries(base.TestCase):
-    """The collector's statements are the same two whatever the fleet."""
+    """The collector's statements are the same three whatever the fleet."""
+
+    backend = 'sqlite'
 
     def setUp(self):
         super().setUp()
-        self.database = self.useFixture(database.Database(backend='sqlite'))
+        self.database = self.useFixture(database.Database(
+            backend=self.backend))
         self.context = cyborg_context.get_admin_context()
         self.profile = records.make_device_profile(self.context)
         self.statements = []
@@ -179,7 +183,7 @@ class TestFleetCollectorQueries(base.TestCase):
                     conductor_metrics.FleetCollector().collect()}
         return len(self.statements), families
 
-    def test_two_statements_for_one_host_or_twenty(self):
+    def test_three_statements_for_one_host_or_twenty(self):
         self.add_hosts(1)
         small, families = self.collect()
         self.assertEqual(1, families['cyborg_attach_handles_in_use']
@@ -187,9 +191,63 @@ class TestFleetCollectorQueries(base.TestCase):
         self.add_hosts(19, first=1)
         large, families = self.collect()
 
-        self.assertEqual(2, small)
-        self.assertEqual(2, large)
+        self.assertEqual(3, small)
+        self.assertEqual(3, large)
         self.assertEqual(20, len(families['cyborg_devices'].samples))
         bound = [sample.value for sample in families['cyborg_arqs'].samples
                  if sample.labels['state'] == BOUND]
         self.assertEqual([20], bound)
+
+    def _values(self, families, name):
+        return {tuple(sample.labels.values())[0]: sample.value
+                for sample in families[name].samples}
+
+    def test_devices_and_deployables_by_health_and_drain(self):
+        self.add_hosts(4)
+        devices = sa.table('devices', sa.column('hostname'),
+                           sa.column('health'), sa.column('drain_since'),
+                           sa.column('id'))
+        deployables = sa.table('deployables', sa.column('device_id'),
+                               sa.column('health'), sa.column('drain_since'))
+        now = sa.func.current_timestamp()
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.update(devices).where(
+                devices.c.hostname == 'compute-0').values(
+                health='degraded', drain_since=now))
+            connection.execute(sa.update(devices).where(
+                devices.c.hostname == 'compute-1').values(health='failed'))
+            # Compute-2's deployable: drained, its in-use handle freed.
+            connection.execute(sa.update(deployables).where(
+                deployables.c.device_id == sa.select(devices.c.id).where(
+                    devices.c.hostname == 'compute-2').scalar_subquery())
+                .values(drain_since=now, health='degraded'))
+            handles = models.AttachHandle.__table__
+            connection.execute(sa.update(handles).where(
+                handles.c.deployable_id == sa.select(
+                    models.Deployable.id).join(
+                        models.Device,
+                        models.Device.id == models.Deployable.device_id)
+                .where(models.Device.hostname == 'compute-2')
+                .scalar_subquery()).values(in_use=False))
+        count, families = self.collect()
+        self.assertEqual(3, count)
+        self.assertEqual({'healthy': 2, 'degraded': 1, 'failed': 1},
+                         self._values(families, 'cyborg_devices_by_health'))
+        self.assertEqual({'healthy': 3, 'degraded': 1, 'failed': 0},
+                         self._values(families,
+                                      'cyborg_deployables_by_health'))
+        # Compute-0's card still has a handle in use: draining.
+        self.assertEqual({'draining': 1, 'drained': 0},
+                         self._values(families, 'cyborg_devices_by_drain'))
+        self.assertEqual({'draining': 0, 'drained': 1},
+                         self._values(families, 'cyborg_deployables_by_drain'))
+
+
+class TestFleetCollectorQueriesMySQL(TestFleetCollectorQueries):
+
+    backend = 'mysql'
+
+
+class TestFleetCollectorQueriesPostgreSQL(TestFleetCollectorQueries):
+
+    backend = 'postgresql'
