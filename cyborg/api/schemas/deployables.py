@@ -7,7 +7,7 @@ must match). From microversion 2.4 ``programmed=false`` keeps the
 deployables with no bitstream loaded (``bitstream_id`` null: the FPGAs an
 operator may program) and ``programmed=true`` the others; below 2.4 the
 parameter is unknown (400), as it was. From 2.6 ``health`` filters on
-the deployable's own health.
+the deployable's own health, ``drain`` on its own drain.
 
 ``PATCH /v2/deployables/{uuid}/program`` takes upstream's JSON patch,
 ``[{"path": "/program", "op": "replace", "value": [{"image_uuid": "<id>"}]}]``
@@ -24,6 +24,7 @@ from cyborg import exception
 from cyborg.api import microversions
 from cyborg.common import columns
 from cyborg.api.schemas import declarations
+from cyborg.api.schemas import drain
 from cyborg.api.schemas import health
 from cyborg.api.schemas import listing
 from cyborg.api.schemas import resources
@@ -83,6 +84,8 @@ _DESCRIPTIONS = {
     'health': 'From microversion 2.6: only the deployables in this health '
               '(healthy, degraded or failed: their own, not their '
               'device\'s). Below 2.6 an unknown parameter (400).',
+    'drain': drain.FILTER_DESCRIPTION % 'deployables' + ' A deployable '
+             'below a drained one is not itself drained.',
 }
 PROGRAMMED_VALUES = {'true': True, 'false': False}
 PROGRAMMED = declarations.Enum(
@@ -93,7 +96,8 @@ PROGRAMMED = declarations.Enum(
 # The newest query, which the route table documents; each older one is
 # the same without the parameters added since.
 LISTING = listing.Listing(
-    filters=dict(_FILTERS, health=health.FILTER), sort_keys=_SORT_KEYS,
+    filters=dict(_FILTERS, health=health.FILTER, drain=drain.FILTER),
+    sort_keys=_SORT_KEYS,
     extra={'attribute': listing.Repeated(ATTRIBUTE_PAIR),
            'programmed': PROGRAMMED},
     descriptions=_DESCRIPTIONS)
@@ -122,7 +126,7 @@ def list_query(params, max_limit, version):
         query_listing = _LISTING_BEFORE_2_6
     else:
         query_listing = _LISTING_BEFORE_2_4
-    query = query_listing.parse(params, max_limit)
+    query = drain.filters(query_listing.parse(params, max_limit))
     if 'attribute' in query.extra:
         query.extra['attribute'] = [tuple(pair.split(':', 1))
                                     for pair in query.extra['attribute']]

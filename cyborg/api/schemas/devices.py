@@ -1,11 +1,12 @@
 """Validation of /v2/devices requests: list filters and the status PATCH.
 
-From microversion 2.6 the list filters on ``health`` too.
+From microversion 2.6 the list filters on ``health`` and ``drain`` too.
 """
 
 from cyborg.common import columns
 from cyborg.api import microversions
 from cyborg.api.schemas import declarations
+from cyborg.api.schemas import drain
 from cyborg.api.schemas import health
 from cyborg.api.schemas import listing
 from cyborg.common import vocabulary
@@ -28,12 +29,13 @@ _DESCRIPTIONS = {
     'health': 'From microversion 2.6: only the devices in this health '
               '(healthy, degraded or failed). Below 2.6 an unknown '
               'parameter (400).',
+    'drain': drain.FILTER_DESCRIPTION % 'devices',
 }
 # The newest query, which the route table documents; the older one is the
 # same without the parameters added since.
 LISTING = listing.Listing(
-    filters=dict(_FILTERS, health=health.FILTER), sort_keys=_SORT_KEYS,
-    descriptions=_DESCRIPTIONS)
+    filters=dict(_FILTERS, health=health.FILTER, drain=drain.FILTER),
+    sort_keys=_SORT_KEYS, descriptions=_DESCRIPTIONS)
 _LISTING_BEFORE_2_6 = listing.Listing(
     filters=_FILTERS, sort_keys=_SORT_KEYS, descriptions=_DESCRIPTIONS)
 
@@ -81,7 +83,7 @@ def list_query(params, max_limit, version=None):
     if version is not None and \
             not microversions.supports_fleet_operations(version):
         query_listing = _LISTING_BEFORE_2_6
-    return query_listing.parse(params, max_limit)
+    return drain.filters(query_listing.parse(params, max_limit))
 
 
 def status_patch(body):

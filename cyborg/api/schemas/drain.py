@@ -1,5 +1,5 @@
 """The drain and undrain actions of devices and deployables (2.6): their
-optional body and the ``?drain=`` list filter's values.
+optional body, and the ``?drain=`` list filter.
 
 ``POST .../drain`` and ``.../undrain`` take no body or ``{"reason": "..."}``:
 the reason is kept in the ``drain`` (``undrain``) entry of the history,
@@ -8,6 +8,7 @@ where it is shown; nothing else stores it.
 
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.schemas import declarations
+from cyborg.api.schemas import resources
 from cyborg.common import columns
 from cyborg.common import vocabulary
 
@@ -26,9 +27,27 @@ BODY = declarations.Object(
     description='Optional: no body, or an object with a ``reason``.')
 
 # The values of ?drain=: the derived states, and ``none`` for what is not
-# drained at all (the API shows null).
+# drained at all (the API shows null); its declaration (from 2.6).
 NOT_DRAINED = 'none'
 FILTER_VALUES = vocabulary.DrainState.ALL + (NOT_DRAINED,)
+FILTER = declarations.Enum(
+    FILTER_VALUES,
+    messages={'choice': '{name} must be one of {choices}, not {value!r}'},
+    extensions={resources.MICROVERSION: '2.6'})
+FILTER_DESCRIPTION = (
+    'From microversion 2.6: only the %s whose drain is ``draining`` (an '
+    'ARQ still holds one of their attach handles), ``drained`` (none '
+    'does) or ``none`` (not drained). Below 2.6 an unknown parameter '
+    '(400).')
+
+
+def filters(query):
+    """``query`` (a ListQuery) with its ``drain`` filter as the database
+    compares it: ``none`` is NULL, the state shown when nothing is
+    drained."""
+    if query.filters.get('drain') == NOT_DRAINED:
+        query.filters['drain'] = None
+    return query
 
 
 def reason(request):

@@ -47,6 +47,8 @@ COLUMNS = dict(
      for name in Deployable.__table__.columns.keys()
      if name not in DERIVED_COLUMNS},
     **DEVICE_COLUMNS)
+# ?drain= (2.6) compares the derived state: NULL when not drained.
+COLUMNS['drain'] = drain.deployable_drain_sql()
 
 
 class _attributes_text(expression.FunctionElement):

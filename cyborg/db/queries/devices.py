@@ -9,6 +9,8 @@ from cyborg.db.queries import rows
 
 Device = models.Device
 COLUMNS = {name: getattr(Device, name) for name in Device.__table__.columns.keys()}
+# ?drain= (2.6) compares the derived state: NULL when not drained.
+COLUMNS['drain'] = drain.device_drain_sql()
 
 
 @db_api.writer

@@ -142,3 +142,60 @@ class DrainAPITest(DrainAPITestCase):
             response = self.post('/v2/%s/%s/drain' % (collection, uuid), 409)
             self.assertIn('set_drain', response.json_body['error_message'])
             self.assertIsNone(self.drain_since(collection))
+
+
+class DrainFilterTest(DrainAPITestCase):
+    """?drain= on the device and deployable lists (2.6)."""
+
+    def get(self, path, status=200, version='2.6'):
+        request = webob.Request.blank(path, headers=dict(
+            ADMIN, **{'OpenStack-API-Version': 'accelerator ' + version}))
+        response = request.get_response(self.application)
+        self.assertEqual(status, response.status_int, response.text)
+        return response.json_body
+
+    def uuids(self, collection, value):
+        return sorted(item['uuid'] for item in self.get(
+            '/v2/%s?drain=%s' % (collection, value))[collection])
+
+    def test_each_state_lists_its_own(self):
+        # A second device: one drained holding a handle, one holding none.
+        busy = records.make_device(self.context)
+        region = records.make_deployable(self.context, busy)
+        records.make_attach_handle(
+            self.context, region,
+            records.make_controlpath_id(self.context, busy), in_use=True)
+        for collection, uuid in (('devices', busy.uuid),
+                                 ('deployables', region.uuid),
+                                 ('devices', self.device.uuid)):
+            self.post('/v2/%s/%s/drain' % (collection, uuid), 200)
+
+        self.assertEqual([busy.uuid], self.uuids('devices', 'draining'))
+        self.assertEqual([self.device.uuid], self.uuids('devices', 'drained'))
+        self.assertEqual([], self.uuids('devices', 'none'))
+        self.assertEqual([region.uuid], self.uuids('deployables', 'draining'))
+        self.assertEqual([], self.uuids('deployables', 'drained'))
+        self.assertEqual([self.deployable.uuid],
+                         self.uuids('deployables', 'none'))
+        # The upstream filters= form says the same.
+        self.assertEqual([busy.uuid], sorted(
+            item['uuid'] for item in self.get(
+                '/v2/devices?filters=drain:draining')['devices']))
+
+    def test_the_filter_adds_no_statement(self):
+        for collection in ('devices', 'deployables'):
+            counts = []
+            for query in ('', '?drain=draining', '?drain=none'):
+                del self.statements[:]
+                self.get('/v2/%s%s' % (collection, query))
+                counts.append(len(self.statements))
+            self.assertEqual([counts[0]] * 3, counts, collection)
+
+    def test_a_bad_value_or_an_older_version_is_400(self):
+        for collection in ('devices', 'deployables'):
+            body = self.get('/v2/%s?drain=maybe' % collection, 400)
+            self.assertIn('drain must be one of', body['error_message'])
+            body = self.get('/v2/%s?drain=drained' % collection, 400,
+                            version='2.5')
+            self.assertIn('drain', body['error_message'])
+
