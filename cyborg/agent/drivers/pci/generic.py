@@ -6,12 +6,15 @@ each key is optional and may hold ``*`` and ``?`` wildcards. Every PCI
 function matching a spec is one device with one deployable (rc CUSTOM_PCI)
 and one PCI attach handle. An invalid list fails the discovery
 (``base.DiscoveryFailed``), so that the agent keeps what it reported before.
+Each function's health is read from the growth of its PCIe AER counters,
+as the NVIDIA driver does (``cyborg.agent.drivers.aer``).
 """
 
 import fnmatch
 import json
 
 from cyborg import conf
+from cyborg.agent.drivers import aer
 from cyborg.agent.drivers import base
 from cyborg.agent.drivers import sysfs as sysfs_reader
 from cyborg.conf import drivers as driver_opts
@@ -109,6 +112,7 @@ class GenericPCIDriver(base.Driver):
     def __init__(self, sysfs_root=None):
         root = sysfs_root or conf.CONF.pci_driver.sysfs_root
         self._sysfs = sysfs_reader.Sysfs(root)
+        self._aer = aer.AerTracker(self._sysfs)
 
     def discover(self):
         """Return a device per whitelisted function.
@@ -132,7 +136,13 @@ class GenericPCIDriver(base.Driver):
                 continue
             spec = matching_spec(specs, function)
             if spec is not None:
-                devices.append(pci_device(function, spec['device_type']))
+                device = pci_device(function, spec['device_type'])
+                device.health, device.health_reason = self._aer.health(
+                    address)
+                devices.append(device)
+        self._aer.forget_others(
+            base.pci_address(device.controlpath_id.cpid_info)
+            for device in devices)
         return devices
 
     def program(self, controlpath_id, bitstream_path, *,

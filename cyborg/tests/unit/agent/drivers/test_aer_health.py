@@ -1,11 +1,14 @@
-"""The NVIDIA driver's health: AER counters of each GPU in a recorded
-sysfs tree, read at every discovery; and the AER parsing itself."""
+"""The NVIDIA and generic PCI drivers' health: AER counters of each
+function in a recorded sysfs tree, read at every discovery; and the AER
+parsing itself."""
 
+import json
 import shutil
 
 from cyborg.agent.drivers import aer
 from cyborg.agent.drivers import base as driver_base
 from cyborg.agent.drivers.gpu import nvidia
+from cyborg.agent.drivers.pci import generic
 from cyborg.tests import base
 from cyborg.tests.unit.agent.drivers import driver_test
 
@@ -97,3 +100,21 @@ class TestParse(base.TestCase):
     def test_health_of_missing_counts_is_healthy(self):
         self.assertEqual(('healthy', None), aer.health_of(
             {'fatal': None, 'nonfatal': 1}, {'fatal': 3, 'nonfatal': 1}))
+
+
+class TestGenericPCIHealth(driver_test.SysfsDriverTestCase):
+    """The generic PCI driver reads the same AER counters."""
+
+    def test_grown_counts_of_a_whitelisted_function(self):
+        tree = self.use_host('host_accelerators')
+        self.flags(group='pci_driver', passthrough_whitelist=json.dumps(
+            [{'address': '0000:af:00.0'}]))
+        driver = generic.GenericPCIDriver(sysfs_root=tree.root)
+        tree.write(V100 + 'aer_dev_nonfatal', aer_file(1, 'NONFATAL'))
+        [device] = driver.discover()
+        self.assertEqual(HEALTHY, (device.health, device.health_reason))
+        tree.write(V100 + 'aer_dev_nonfatal', aer_file(2, 'NONFATAL'))
+        [device] = driver.discover()
+        self.assertEqual(
+            ('degraded', 'PCIe AER: 1 new non-fatal error(s) (2 in all)'),
+            (device.health, device.health_reason))
