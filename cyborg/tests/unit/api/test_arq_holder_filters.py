@@ -164,10 +164,10 @@ class HolderFilterTests(real_app.RealAppTestCase):
             self.assertEqual(len(listed), 1 if count == 1 else 50)
         self.assertEqual([1, 1, 1, 1], counts)
 
-    def test_the_pages_of_a_device_follow_each_other(self):
-        held = self._holders(self.region1, 3) + self._holders(self.region2, 2)
+    def _pages(self, query):
+        """The uuids of every page of ``query`` (``limit=2``), in order."""
         seen = []
-        path = PATH + '?limit=2&device_uuid=' + self.card.uuid
+        path = PATH + '?limit=2&sort_key=created_at&' + query
         while path:
             response = webob.Request.blank(path, headers={
                 'OpenStack-API-Version': 'accelerator 2.6'}).get_response(
@@ -176,10 +176,21 @@ class HolderFilterTests(real_app.RealAppTestCase):
             seen.extend(arq['uuid'] for arq in response.json_body['arqs'])
             path = response.json_body.get('next')
             if path:
-                self.assertIn('device_uuid=' + self.card.uuid, path)
+                self.assertIn(query, path)
                 path = path.replace('http://localhost', '')
-        self.assertEqual(sorted(held), sorted(seen))
-        self.assertEqual(len(held), len(seen))
+        return seen
+
+    def test_the_pages_of_a_device_or_deployable_follow_each_other(self):
+        held = self._holders(self.region1, 3) + self._holders(self.function, 2)
+        self._holders(self.region2, 1)
+        for query, expected in (
+                ('device_uuid=' + self.card.uuid, 6),
+                ('deployable_uuid=' + self.region1.uuid, 5)):
+            seen = self._pages(query)
+            self.assertEqual(expected, len(seen), query)
+            self.assertEqual(len(seen), len(set(seen)), query)
+        self.assertEqual(sorted(held), sorted(
+            self._pages('deployable_uuid=' + self.region1.uuid)))
 
 
 class HolderFilterMySQLTests(HolderFilterTests):
