@@ -47,6 +47,9 @@ LAYOUTS = (
      'port': 'intel-fpga-port.*', 'region_id': ('pr', 'interface_id')},
 )
 _HEX_ID = re.compile(r'^[0-9a-fA-F-]{1,64}$')
+# Seconds fpgainfo may take to read a card's error registers at each
+# discovery: it answers at once, and a hung one must not hold the report.
+ERRORS_TIMEOUT = 10
 
 # Declared in cyborg.conf.drivers; registered when the agent loads this.
 group = driver_opts.intel_fpga_group
@@ -78,7 +81,7 @@ class IntelFPGADriver(base.Driver):
         path = options.fpgainfo_path if fpgainfo_path is None \
             else fpgainfo_path
         self._fpgainfo = command.Tool(
-            path=path, timeout=command.QUERY_TIMEOUT,
+            path=path, timeout=ERRORS_TIMEOUT,
             option='[intel_fpga_driver] fpgainfo_path') if path else None
         # Cards whose unreadable error registers were logged already.
         self._errors_unknown = set()

@@ -2,6 +2,8 @@
 of a card's errors, read at every discovery through scripted stand-in
 executables, and the parsing of their output."""
 
+import time
+
 from cyborg.agent.drivers.fpga import health
 from cyborg.agent.drivers.fpga import intel
 from cyborg.agent.drivers.fpga import xilinx
@@ -136,6 +138,14 @@ class TestDriversReadHealth(driver_test.SysfsDriverTestCase):
                          self.healths(self.intel(fpgainfo_path='')))
         self.assertEqual(runs, len(self.fpgainfo.runs))
         self.assertEqual('', self.log.output)
+
+    def test_a_hanging_fpgainfo_is_cut_short(self):
+        self.patch(intel, 'ERRORS_TIMEOUT', 0.5)
+        driver = self.intel()
+        self.fpgainfo.behave(sleep=30, stdout=fpgainfo(catfatal='0x1'))
+        started = time.monotonic()
+        self.assertEqual([HEALTHY, HEALTHY], self.healths(driver))
+        self.assertLess(time.monotonic() - started, 10)
 
     def test_xilinx_reads_health_from_the_examination(self):
         driver = xilinx.XilinxFPGADriver(sysfs_root=self.tree.root,
