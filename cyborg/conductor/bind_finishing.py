@@ -104,6 +104,9 @@ def mark_degraded(context, reasons, now):
         device = device_queries.get_by_id(context, deployable.device_id)
         LOG.warning('Deployable %s of host %s is degraded: %s',
                     deployable.uuid, device.hostname, reason)
+        conductor_health.count_change(conductor_health.DEPLOYABLE,
+                                      vocabulary.Health.DEGRADED,
+                                      'verification')
         entries.append(conductor_health.entry(
             context, {'id': device.id, 'uuid': device.uuid},
             {'id': deployable.id, 'uuid': deployable.uuid},

@@ -58,8 +58,8 @@ DEFAULT_RECOVERY_REPORTS = 3
 HEALTH_CHANGES = prometheus_client.Counter(
     'cyborg_conductor_health_changes',
     'Changes of health of devices and deployables, by kind (device or '
-    'deployable), the health they changed to and what changed it (report '
-    'or clear).',
+    'deployable), the health they changed to and what changed it (report, '
+    'clear, or verification: a programming not verified).',
     ['kind', 'health', 'cause'], registry=conductor_metrics.REGISTRY)
 
 # What ``decide`` asks for a row.
@@ -185,7 +185,7 @@ def _change(context, host, changes):
         row = deployable if kind == DEPLOYABLE else device
         done.append((kind, row['uuid'], decision.health, decision.reason))
         _log_change(host, kind, row['uuid'], decision)
-        _count(kind, decision.health, 'report')
+        count_change(kind, decision.health, 'report')
     history_queries.append(context, entries)
     return done
 
@@ -197,7 +197,10 @@ def _log_change(host, kind, uuid, decision):
             host, decision.health, decision.reason or 'no reason given')
 
 
-def _count(kind, health, cause):
+def count_change(kind, health, cause):
+    """Count a change of health of a ``kind`` (device or deployable) to
+    ``health`` in the metric, by ``cause`` (``report``, ``clear``,
+    ``verification``)."""
     if metrics.is_enabled():
         HEALTH_CHANGES.labels(kind, health, cause).inc()
 
@@ -238,7 +241,7 @@ def clear(context, placement, kind, uuid):
     if changed:
         LOG.info('%s %s of host %s cleared: healthy', kind.capitalize(),
                  uuid, target.hostname)
-        _count(kind, HEALTH.HEALTHY, 'clear')
+        count_change(kind, HEALTH.HEALTHY, 'clear')
     placement_sync.sync_host(context, placement, target.hostname)
     return changed
 
