@@ -167,10 +167,14 @@ class DeployablesController(rest.RestController):
         # little more, so that the conductor's own 504 comes first). The
         # answer carries what the view shows at this microversion.
         answer = request.conductor.program_deployable(
-            request.context, deployable_uuid, image_id, row_options=options)
-        if any(options.values()) and 'shown' not in answer:
+            request.context, deployable_uuid, image_id,
+            row_options=deployable_views.conductor_row_options(
+                request.version))
+        if options.get('fleet') or (any(options.values())
+                                    and 'shown' not in answer):
             # A conductor pinned below RPC 1.5 ([upgrade_levels], during an
-            # upgrade) answers the object alone: the row is read here.
+            # upgrade) answers the object alone, and health and drain
+            # (2.6) are no part of its answer: the row is read here.
             return deployable_views.one_row(
                 objects.Deployable.get_row(request.context, deployable_uuid,
                                            **options),

@@ -114,14 +114,15 @@ class ProgramAPIBase(real_app.RealAppTestCase):
             data.write(b'\x01bitstream' * 100)
         return self.glance.upload(path, 'aes', properties, tags)['id']
 
-    def _patch(self, deployable_uuid, data, status, suffix=''):
+    def _patch(self, deployable_uuid, data, status, suffix='', version=None):
         """PATCH .../program``suffix``; with ``suffix`` None, the deployable."""
         path = '/v2/deployables/%s' % deployable_uuid
         if suffix is not None:
             path += '/program' + suffix
-        request = webob.Request.blank(
-            path,
-            method='PATCH', headers={'Accept': 'application/json'})
+        headers = {'Accept': 'application/json'}
+        if version:
+            headers['OpenStack-API-Version'] = 'accelerator ' + version
+        request = webob.Request.blank(path, method='PATCH', headers=headers)
         request.content_type = 'application/json'
         request.body = jsonutils.dump_as_bytes(data)
         response = request.get_response(self.application)
@@ -159,6 +160,22 @@ class ProgramAPITest(ProgramAPIBase):
         self.assertIsNotNone(driver.loaded_bitstream(
             self.agent.deployables.get('fake_driver')[region.name][0]
             .controlpath_id, region.name))
+
+    def test_the_answer_at_2_6_is_the_deployable_as_shown(self):
+        image_id = self._image()
+        region = self.regions[0]
+
+        answer = self._patch(region.uuid, body(image_id), 200,
+                             version='2.6').json_body
+
+        shown = webob.Request.blank(
+            '/v2/deployables/%s' % region.uuid, headers={
+                'OpenStack-API-Version': 'accelerator 2.6'}).get_response(
+            self.application).json_body
+        self.assertEqual(shown, answer)
+        self.assertEqual(('healthy', None), (answer['health'],
+                                             answer['drain']))
+        self.assertEqual(image_id, answer['bitstream_id'])
 
     def test_sdk_url_repeating_the_uuid_is_accepted(self):
         image_id = self._image()
