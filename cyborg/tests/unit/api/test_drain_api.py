@@ -199,3 +199,19 @@ class DrainFilterTest(DrainAPITestCase):
                             version='2.5')
             self.assertIn('drain', body['error_message'])
 
+
+
+class MySQLDrainAPITest(DrainAPITest):
+    backend = 'mysql'
+
+
+class PostgreSQLDrainAPITest(DrainAPITest):
+    backend = 'postgresql'
+
+
+class MySQLDrainFilterTest(DrainFilterTest):
+    backend = 'mysql'
+
+
+class PostgreSQLDrainFilterTest(DrainFilterTest):
+    backend = 'postgresql'
