@@ -117,4 +117,4 @@ def xbmgmt_health(text):
 
 def _is_errors_header(line):
     folded = line.casefold()
-    return folded.startswith(('time', 'no error', '---', '==='))
+    return folded.startswith(('time', 'no ', 'none', '---', '==='))

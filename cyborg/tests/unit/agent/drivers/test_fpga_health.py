@@ -78,6 +78,8 @@ class TestXbmgmtHealth(base.TestCase):
         self.assertEqual(HEALTHY, health.xbmgmt_health(examine()))
         self.assertEqual(HEALTHY, health.xbmgmt_health(
             examine(errors='  No errors\n')))
+        self.assertEqual(HEALTHY, health.xbmgmt_health(
+            examine(errors='  No asynchronous errors found\n')))
         self.assertEqual(HEALTHY, health.xbmgmt_health(''))
 
     def test_a_tripped_firewall_fails(self):
