@@ -54,7 +54,8 @@ def as_role(role, project='project-a'):
             'X-Service-Identity-Status': 'Invalid'}
 
 
-class PrefetchAPITest(real_app.RealAppTestCase):
+class PrefetchAPIBase(real_app.RealAppTestCase):
+    """The application, a conductor, the agents of FLEETS and Glance."""
 
     conductor_server = 'prefetch-api-test'
 
@@ -112,6 +113,9 @@ class PrefetchAPITest(real_app.RealAppTestCase):
                             'image %s never reached the cache of %s'
                             % (image_id, host))
             time.sleep(0.05)
+
+
+class PrefetchAPITest(PrefetchAPIBase):
 
     def test_the_fitting_host_caches_the_image(self):
         image_id = self._image()
@@ -179,3 +183,23 @@ class PrefetchAPITest(real_app.RealAppTestCase):
         self.post(image_id, 202)
 
         self.assertEqual(1, len(self.statements), self.statements)
+
+
+class PrefetchOnMariaDBTest(PrefetchAPIBase):
+    """The fit's one statement on the database servers."""
+
+    backend = 'mysql'
+
+    def test_the_fitting_host_is_found_in_one_statement(self):
+        image_id = self._image(vendor='xilinx', board='u250')
+        del self.statements[:]
+
+        response = self.post(image_id, 202)
+
+        self.assertEqual([XILINX_HOST], response.json_body['hosts'])
+        self.assertEqual(1, len(self.statements), self.statements)
+
+
+class PrefetchOnPostgreSQLTest(PrefetchOnMariaDBTest):
+
+    backend = 'postgresql'
