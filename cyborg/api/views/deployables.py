@@ -146,56 +146,71 @@ def collection(results, version, query, params, base_url):
     texts = [attributes_list for _, attributes_list in results]
     # The rows' columns: a plain page names them (lean.Page).
     fields = getattr(results, 'fields', None)
-    # Each row read in one pass, its dict written as _body writes it.
-    if row_options(version).get('fleet'):
-        items = [{
-            'id': id_, 'uuid': uuid, 'parent_id': parent_id,
-            'parent_uuid': parent_uuid, 'root_id': root_id,
-            'root_uuid': root_uuid, 'name': name,
-            'num_accelerators': num_accelerators, 'device_id': device_id,
-            'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
-            'driver_name': driver_name, 'bitstream_id': bitstream_id,
-            'health': health, 'health_reason': health_reason,
-            'health_since': health_since, 'drain': drain,
-            'drain_since': drain_since, 'created_at': created_at,
-            'updated_at': updated_at, 'links': make_links(uuid),
-        } for (id_, uuid, parent_id, root_id, name, num_accelerators,
-               device_id, driver_name, rp_uuid, bitstream_id, created_at,
-               updated_at, parent_uuid, root_uuid, _, _, health,
-               health_reason, health_since, drain, drain_since),
-            attributes_list
-            in zip(listing.values_of(rows, _FLEET_LIST_COLUMNS, fields),
-                   texts, strict=True)]
-    elif row_options(version)['tree_uuids']:
-        items = [{
-            'id': id_, 'uuid': uuid, 'parent_id': parent_id,
-            'parent_uuid': parent_uuid, 'root_id': root_id,
-            'root_uuid': root_uuid, 'name': name,
-            'num_accelerators': num_accelerators, 'device_id': device_id,
-            'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
-            'driver_name': driver_name, 'bitstream_id': bitstream_id,
-            'created_at': created_at,
-            'updated_at': updated_at, 'links': make_links(uuid),
-        } for (id_, uuid, parent_id, root_id, name, num_accelerators,
-               device_id, driver_name, rp_uuid, bitstream_id, created_at,
-               updated_at, parent_uuid, root_uuid, _, _), attributes_list
-            in zip(listing.values_of(rows, _TREE_LIST_COLUMNS, fields),
-                   texts, strict=True)]
+    options = row_options(version)
+    if options.get('fleet'):
+        render = _fleet_items
+    elif options['tree_uuids']:
+        render = _tree_items
     else:
-        items = [{
-            'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id,
-            'name': name, 'num_accelerators': num_accelerators,
-            'device_id': device_id, 'attributes_list': attributes_list,
-            'rp_uuid': rp_uuid, 'driver_name': driver_name,
-            'bitstream_id': bitstream_id,
-            'created_at': created_at,
-            'updated_at': updated_at, 'links': make_links(uuid),
-        } for (_, uuid, parent_id, root_id, name, num_accelerators,
-               device_id, driver_name, rp_uuid, bitstream_id, created_at,
-               updated_at, _), attributes_list in zip(
-            listing.values_of(rows, _LIST_COLUMNS, fields), texts,
-            strict=True)]
+        render = _items
+    items = render(rows, texts, fields, make_links)
     return listing.collection(RESOURCE, items, query, params, base_url)
+
+
+# Each row read in one pass, its dict written as _body writes it: below
+# 2.4, from 2.4 (tree uuids) and from 2.6 (health and drain).
+def _items(rows, texts, fields, make_links):
+    return [{
+        'uuid': uuid, 'parent_id': parent_id, 'root_id': root_id,
+        'name': name, 'num_accelerators': num_accelerators,
+        'device_id': device_id, 'attributes_list': attributes_list,
+        'rp_uuid': rp_uuid, 'driver_name': driver_name,
+        'bitstream_id': bitstream_id,
+        'created_at': created_at,
+        'updated_at': updated_at, 'links': make_links(uuid),
+    } for (_, uuid, parent_id, root_id, name, num_accelerators,
+           device_id, driver_name, rp_uuid, bitstream_id, created_at,
+           updated_at, _), attributes_list in zip(
+        listing.values_of(rows, _LIST_COLUMNS, fields), texts,
+        strict=True)]
+
+
+def _tree_items(rows, texts, fields, make_links):
+    return [{
+        'id': id_, 'uuid': uuid, 'parent_id': parent_id,
+        'parent_uuid': parent_uuid, 'root_id': root_id,
+        'root_uuid': root_uuid, 'name': name,
+        'num_accelerators': num_accelerators, 'device_id': device_id,
+        'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
+        'driver_name': driver_name, 'bitstream_id': bitstream_id,
+        'created_at': created_at,
+        'updated_at': updated_at, 'links': make_links(uuid),
+    } for (id_, uuid, parent_id, root_id, name, num_accelerators,
+           device_id, driver_name, rp_uuid, bitstream_id, created_at,
+           updated_at, parent_uuid, root_uuid, _, _), attributes_list
+        in zip(listing.values_of(rows, _TREE_LIST_COLUMNS, fields),
+               texts, strict=True)]
+
+
+def _fleet_items(rows, texts, fields, make_links):
+    return [{
+        'id': id_, 'uuid': uuid, 'parent_id': parent_id,
+        'parent_uuid': parent_uuid, 'root_id': root_id,
+        'root_uuid': root_uuid, 'name': name,
+        'num_accelerators': num_accelerators, 'device_id': device_id,
+        'attributes_list': attributes_list, 'rp_uuid': rp_uuid,
+        'driver_name': driver_name, 'bitstream_id': bitstream_id,
+        'health': health, 'health_reason': health_reason,
+        'health_since': health_since, 'drain': drain,
+        'drain_since': drain_since, 'created_at': created_at,
+        'updated_at': updated_at, 'links': make_links(uuid),
+    } for (id_, uuid, parent_id, root_id, name, num_accelerators,
+           device_id, driver_name, rp_uuid, bitstream_id, created_at,
+           updated_at, parent_uuid, root_uuid, _, _, health,
+           health_reason, health_since, drain, drain_since),
+        attributes_list
+        in zip(listing.values_of(rows, _FLEET_LIST_COLUMNS, fields),
+               texts, strict=True)]
 
 
 # A list row's columns, in the order of its SELECT (``values_of`` then

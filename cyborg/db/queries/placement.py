@@ -47,33 +47,13 @@ def offered_sql(deployable=models.Deployable, device=models.Device):
                    above.drain_since.is_not(None))))
 
 
-@db_api.reader
-def provider_sources_of_host(context, host):
-    """The deployables of ``host`` that offer accelerators, in two queries.
-
-    Each comes with its device's uuid and status, its resource class (the
-    value of its newest top-level ``rc`` attribute, None without one), the
-    values of its top-level ``trait*`` attributes, in creation order, and
-    whether a new bind may land on it (``offered``, ``offered_sql``).
-    Deployables without accelerators or without an rp_uuid are left out.
-    """
+def _placement_attributes(context, of_host):
+    """``(resource classes, traits)`` by deployable id of the deployables
+    ``of_host`` selects: the newest top-level ``rc`` value of each, and its
+    top-level ``trait*`` values in creation order. One query."""
     deployable = models.Deployable
     device = models.Device
     attribute = models.Attribute
-    of_host = sa.and_(device.hostname == host,
-                      deployable.num_accelerators > 0,
-                      deployable.rp_uuid.is_not(None))
-
-    deployables_query = sa.select(
-        deployable.id, deployable.name, deployable.num_accelerators,
-        deployable.rp_uuid, device.uuid, device.status,
-        offered_sql().label('offered'),
-    ).join(device, deployable.device_id == device.id).where(
-        of_host).order_by(deployable.id)
-    found = context.session.execute(deployables_query).all()
-    if not found:
-        return []
-
     attributes_query = sa.select(
         attribute.deployable_id, attribute.key, attribute.value,
     ).join(deployable, attribute.deployable_id == deployable.id).join(
@@ -93,7 +73,36 @@ def provider_sources_of_host(context, host):
             resource_classes[deployable_id] = value  # the newest wins
         else:
             traits[deployable_id].append(value)
+    return resource_classes, traits
 
+
+@db_api.reader
+def provider_sources_of_host(context, host):
+    """The deployables of ``host`` that offer accelerators, in two queries.
+
+    Each comes with its device's uuid and status, its resource class (the
+    value of its newest top-level ``rc`` attribute, None without one), the
+    values of its top-level ``trait*`` attributes, in creation order, and
+    whether a new bind may land on it (``offered``, ``offered_sql``).
+    Deployables without accelerators or without an rp_uuid are left out.
+    """
+    deployable = models.Deployable
+    device = models.Device
+    of_host = sa.and_(device.hostname == host,
+                      deployable.num_accelerators > 0,
+                      deployable.rp_uuid.is_not(None))
+
+    deployables_query = sa.select(
+        deployable.id, deployable.name, deployable.num_accelerators,
+        deployable.rp_uuid, device.uuid, device.status,
+        offered_sql().label('offered'),
+    ).join(device, deployable.device_id == device.id).where(
+        of_host).order_by(deployable.id)
+    found = context.session.execute(deployables_query).all()
+    if not found:
+        return []
+
+    resource_classes, traits = _placement_attributes(context, of_host)
     return [ProviderSource(deployable_id, name, num_accelerators, rp_uuid,
                            device_uuid, device_status,
                            resource_classes.get(deployable_id),

@@ -6,7 +6,7 @@ from cyborg.api import microversions
 from cyborg import exception
 from cyborg.tests import base
 
-RANGE = 'The supported version range is: [2.0, 2.5].'
+RANGE = 'The supported version range is: [2.0, 2.6].'
 
 
 def version(text):
@@ -46,8 +46,8 @@ class TestParse(base.TestCase):
 
     def test_minor_above_maximum(self):
         self.assertNotAcceptable(
-            'accelerator 2.6',
-            'Version 2.6 was requested but the minor version is not '
+            'accelerator 2.7',
+            'Version 2.7 was requested but the minor version is not '
             'supported by this service. ' + RANGE)
         self.assertNotAcceptable(
             '2.10',
