@@ -70,6 +70,7 @@ fpgas:
 FUNCTION = 'd8424dc4-a4a3-4c41-9f89-e433683f9040'
 MICROVERSION = {'OpenStack-API-Version': 'accelerator 2.3'}
 HISTORY_VERSION = {'OpenStack-API-Version': 'accelerator 2.5'}
+FLEET_VERSION = {'OpenStack-API-Version': 'accelerator 2.6'}
 
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                   r'[0-9a-f]{12}')
@@ -280,6 +281,10 @@ class APISamplesTest(base.TestCase):
         self._send('GET', '/v2/deployables/%s/history' % region['uuid'],
                    headers=HISTORY_VERSION,
                    response_sample='deployable-history-list-resp.json')
+        # The ARQs that lose their accelerator if the card goes (2.6).
+        self._send('GET', '/v2/accelerator_requests?device_uuid=%s'
+                   % device_uuid, headers=FLEET_VERSION,
+                   response_sample='arqs-list-by-device-resp.json')
 
     def _fleet(self):
         self._send('GET', '/v2/fleet',
