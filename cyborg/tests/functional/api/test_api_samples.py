@@ -213,6 +213,11 @@ class APISamplesTest(base.TestCase):
             request_sample='device-patch-req.json',
             response_sample='device-patch-resp.json')
         self._send('POST', path + '/enable')
+        self._send('POST', path + '/drain', headers=FLEET_VERSION,
+                   body={'reason': 'replace the fan'},
+                   request_sample='device-drain-req.json',
+                   response_sample='device-drain-resp.json')
+        self._send('POST', path + '/undrain', headers=FLEET_VERSION)
         return devices[0]['uuid']
 
     def _deployables(self):
