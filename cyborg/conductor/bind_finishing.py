@@ -173,6 +173,10 @@ def _end(context, decisions, owner, now, lease, *, instances=(),
     _write(context, applied, owner, now, events,
            [row['id'] for row in leased], events_owed)
     if programmed:
+        # Each load is a program of the region's history, whatever its
+        # lock: the region holds what the agent answered either way.
+        history_queries.append_bind_loads(context, programmed,
+                                          history.EVENTS.PROGRAM, now)
         deployable_queries.finish_bind_programming(context, programmed, owner)
     # ARQs that ended before this transaction: their events are leased
     # apart (those ended here were leased as they ended).

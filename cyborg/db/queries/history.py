@@ -126,6 +126,46 @@ def append_for_arqs(context, arq_ids, event, now, who, failed=None,
         sa.insert(TABLE).from_select(columns, select))
 
 
+# Why a bind's load of a region is recorded as failed.
+UNKNOWN_LOAD = ('the load of a bind did not succeed: what the region holds '
+                'is unknown')
+
+
+@db_api.writer
+def append_bind_loads(context, loads, event, now):
+    """One ``event`` entry per region a bind loaded, in one INSERT ...
+    SELECT: ``loads`` maps deployable ids to the image the region now
+    holds (ok) or to None (failed: unknown). The agent is the region's
+    host; no caller asked for the load itself (the bind's entry names
+    who asked for the bind)."""
+    if not loads:
+        return
+    failed = sorted(deployable_id for deployable_id, image in loads.items()
+                    if image is None)
+    images = {deployable_id: image for deployable_id, image in loads.items()
+              if image is not None}
+    outcome, reason = sa.literal('ok'), sa.null()
+    if failed:
+        outcome = sa.case((Deployable.c.id.in_(failed), 'failed'),
+                          else_='ok')
+        reason = sa.case((Deployable.c.id.in_(failed), UNKNOWN_LOAD),
+                         else_=None)
+    image = (sa.case(images, value=Deployable.c.id, else_=None)
+             if images else sa.null())
+    select = sa.select(
+        sa.literal(now, models.Timestamp).label('created_at'),
+        Device.c.id, Deployable.c.id, Device.c.uuid, Deployable.c.uuid,
+        sa.literal(event), outcome, reason, image, Device.c.hostname,
+    ).select_from(Deployable.join(
+        Device, Device.c.id == Deployable.c.device_id)).where(
+        Deployable.c.id.in_(sorted(loads)))
+    columns = ('created_at', 'device_id', 'deployable_id', 'device_uuid',
+               'deployable_uuid', 'event', 'outcome', 'reason', 'image_id',
+               'agent')
+    context.session.connection().execute(
+        sa.insert(TABLE).from_select(columns, select))
+
+
 @db_api.reader
 def page(context, device_uuid=None, deployable_uuid=None,
          arq_project_id=None, limit=None, marker=None):

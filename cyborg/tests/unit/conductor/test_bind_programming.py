@@ -25,6 +25,8 @@ from cyborg.clients import glance as glance_client
 from cyborg.conductor import arqs
 from cyborg.conductor import binder as conductor_binder
 from cyborg.conductor import programming
+from cyborg.db import models
+from cyborg.db.queries import history as history_queries
 from cyborg.tests import base
 from cyborg.tests.fixtures import glance as glance_fixture
 from cyborg.tests.unit.conductor import test_bind_transactions as cases
@@ -47,6 +49,7 @@ fpgas:
      regions: [{id: "%(region)s", vfs_per_pf: 2, program: {seconds: 1}}]}
 """ % {'region': REGION_ID}
 Deployable = cases.Deployable
+History = models.HistoryEntry.__table__
 API_VERSION = microversion_parse.Version(2, 3)
 
 
@@ -133,6 +136,36 @@ class BitstreamIdTests(ProgrammingBindTestsBase):
         # keeps temporary files of its own there).
         self.assertEqual([], [name for name in os.listdir(self.downloads)
                               if name.startswith('cyborg-program-')])
+
+    def loads(self, card):
+        """(event, outcome, image, reason, agent) of the region's program
+        entries, oldest first."""
+        with self.database.engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(
+                sa.select(History.c.event, History.c.outcome,
+                          History.c.image_id, History.c.reason,
+                          History.c.agent).where(
+                    History.c.deployable_id == self.region(card).id,
+                    History.c.event == 'program').order_by(History.c.id))]
+
+    def test_a_load_of_a_bind_is_in_the_regions_history(self):
+        image = self.upload()
+        profile = self.make_profile({'accel:bitstream_id': image})
+        self.binder.bind([self.arq_of(profile, 0)])
+        # A second bind of it loads nothing: no second entry.
+        self.binder.bind([self.arq_of(profile, 0)])
+
+        self.assertEqual([('program', 'ok', image, None, cases.HOST)],
+                         self.loads(0))
+
+    def test_a_failed_load_of_a_bind_is_in_the_history_as_failed(self):
+        image = self.upload()
+        self.binder.bind([self.arq_of(
+            self.make_profile({'accel:bitstream_id': image}), 1)])
+
+        self.assertEqual(
+            [('program', 'failed', None, history_queries.UNKNOWN_LOAD,
+              cases.HOST)], self.loads(1))
 
     def test_a_region_holding_the_image_is_not_programmed_again(self):
         image = self.upload()
