@@ -162,9 +162,19 @@ def _known_refusal(case, response):
     # A query parameter that exists from a newer microversion than the one
     # asked for is unknown below it (400): its schema names the version in
     # x-openstack-microversion, which schemathesis does not read.
-    unknown = re.fullmatch(r'Unknown query parameter (\S+)', fault)
-    if response.status_code == 400 and unknown is not None and \
-            _newer_parameter(case, response, unknown.group(1)):
+    # The API names every unknown parameter of the request, comma
+    # separated: each must be one of a newer microversion.
+    unknown = re.fullmatch(r'Unknown query parameter (\S+(?:, \S+)*)', fault)
+    if response.status_code == 400 and unknown is not None and all(
+            _newer_parameter(case, response, name)
+            for name in unknown.group(1).split(', ')):
+        return 'parameter-from-a-microversion'
+    # The same parameter as a pair of upstream's ``filters=field:value``:
+    # the document declares the pairs of the newest microversion.
+    pair = re.fullmatch(r"filters must be field:value pairs with a field "
+                        r"among [^']*, not '([^:']*):.*'", fault)
+    if response.status_code == 400 and pair is not None and \
+            _newer_parameter(case, response, pair.group(1)):
         return 'parameter-from-a-microversion'
     return None
 
