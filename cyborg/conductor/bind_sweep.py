@@ -11,6 +11,7 @@ import logging
 
 from oslo_utils import timeutils
 
+from cyborg import exception
 from cyborg.conductor import bind_finishing
 from cyborg.db.queries import arq_binding as queries
 
@@ -34,6 +35,10 @@ class Sweeper:
         while not stop.is_set():
             try:
                 self.sweep(initial=first)
+            except exception.DatabaseUnavailable as error:
+                # An outage is no bug of the sweep: no traceback.
+                LOG.warning('Sweep of the recorded binds skipped: %s; '
+                            'trying again in %s s', error, interval)
             except Exception:
                 LOG.exception('Sweep of the recorded binds failed; trying '
                               'again in %s s', interval)
