@@ -191,8 +191,18 @@ class DeploymentMixin:
         return processes.log_tails(self.services)
 
     def _wait_until(self, probe, what, timeout=WAIT_TIMEOUT):
-        """Return ``probe()``'s first true value; fail after ``timeout`` s."""
-        return processes.wait_until(probe, what, self.services, timeout)
+        """Return ``probe()``'s first true value; fail after ``timeout`` s.
+
+        A probe whose connection is refused (the API not listening yet: on
+        a loaded machine its workers may start after the conductor's first
+        heartbeat) is asked again; a service that exited fails the wait.
+        """
+        def patient():
+            try:
+                return probe()
+            except ConnectionError:
+                return None
+        return processes.wait_until(patient, what, self.services, timeout)
 
     def _heartbeat_of(self, host, binary):
         try:
