@@ -7,8 +7,8 @@ conductor processes on other nodes (``add_writer``). ``bind_burst``
 creates and binds, from many client threads spread over the API
 processes, ``per_device`` ARQs aimed at each of the fake driver's
 one-handle FPGA regions, and waits until every bind has ended;
-``assert_exact`` checks that each handle went to one ARQ and the others
-failed for want of a handle.
+``assert_exact`` checks that each handle of those regions went to one of
+its ARQs and the others failed for want of a handle.
 """
 
 from concurrent import futures
@@ -26,6 +26,7 @@ from cyborg.tests.functional.services import test_arq_processes as cases
 
 ARQ = models.ARQ.__table__
 HANDLE = models.AttachHandle.__table__
+DEPLOYABLE = models.Deployable.__table__
 REGION_ID = '2e4f6a8c0b1d4e3f8a5c7e9b1d3f5a70'
 BIND_TIMEOUT = 90
 NO_HANDLE = 'has no free attach handle'
@@ -111,7 +112,7 @@ class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
         """Create and bind ``per_device`` ARQs per region; the ARQ rows
         once none is BindStarted. ``during()`` runs once half the PATCHes
         are sent. Clients take the API processes in turn."""
-        profile = 'fpga-%s' % self.suffix
+        profile = 'fpga-%s' % uuid.uuid4().hex[:8]
         status, body = self._request(0, 'POST', '/v2/device_profiles', [{
             'name': profile,
             'groups': [{'resources:FPGA': '1',
@@ -141,20 +142,21 @@ class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
 
         started = time.monotonic()
         self.answers, self.client_errors = self._clients(bind, arqs, clients)
-        rows = self._wait_until(self._resolved, 'all %d binds resolved'
-                                % count, timeout=BIND_TIMEOUT + 30)
+        rows = self._wait_until(lambda: self._resolved(arqs),
+                                'all %d binds resolved' % count,
+                                timeout=BIND_TIMEOUT + 30)
         self.bind_seconds = time.monotonic() - started
         self.addDetail('bind-seconds', content.text_content(
             '%d binds in %.1f s' % (count, self.bind_seconds)))
         self.assertEqual(count, len(rows))
         return rows
 
-    def _resolved(self):
+    def _resolved(self, arqs):
         with self.database.engine.connect() as connection:
             rows = connection.execute(
                 sa.select(ARQ.c.uuid, ARQ.c.state, ARQ.c.state_reason,
-                          ARQ.c.attach_handle_id,
-                          ARQ.c.device_rp_uuid)).all()
+                          ARQ.c.attach_handle_id, ARQ.c.device_rp_uuid
+                          ).where(ARQ.c.uuid.in_(arqs))).all()
         if any(row.state == 'BindStarted' for row in rows):
             return None
         return rows
@@ -179,7 +181,9 @@ class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
                               if NO_HANDLE not in (row.state_reason or '')])
         with self.database.engine.connect() as connection:
             in_use = {handle_id for handle_id, used in connection.execute(
-                sa.select(HANDLE.c.id, HANDLE.c.in_use)).all() if used}
+                sa.select(HANDLE.c.id, HANDLE.c.in_use).join(
+                    DEPLOYABLE, HANDLE.c.deployable_id == DEPLOYABLE.c.id
+                ).where(DEPLOYABLE.c.rp_uuid.in_(regions))).all() if used}
         self.assertEqual(set(held), in_use)
 
     def retries(self):
