@@ -15,10 +15,19 @@ the conductors' logs, and fails if there were none: without conflicts it
 would prove nothing.
 """
 
+import datetime
+
+import sqlalchemy as sa
 from testtools import content
 
+from cyborg import context as cyborg_context
+from cyborg.db import api as db_api
+from cyborg.db import models
+from cyborg.db.queries import host_locks
 from cyborg.tests import base
 from cyborg.tests.functional.galera import binds
+
+HOST_LOCK = models.HostLock.__table__
 
 SINGLE_DEVICES = 20
 SINGLE_PER_DEVICE = 5
@@ -56,6 +65,43 @@ class GaleraBindsTest(binds.BindsMixin, base.TestCase):
         self.assertGreater(retries, 0, self._logs())
         self._assert_clean_stop([self.agent])
         self._assert_clean_stop(self.services[:-1])
+
+    def test_conflict_on_another_node_reruns_the_whole_transaction(self):
+        # A report's transaction on node 0 (the host's lock, then a row of
+        # its own per attempt) meets a write of the same lock row committed
+        # on node 1 while it runs: Galera aborts it, the writer runs it
+        # again, and only the second attempt's row exists.
+        now = datetime.datetime(2026, 1, 1)
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.insert(HOST_LOCK).values(
+                host='compute-a', created_at=now))
+        other = sa.create_engine(self.on_node(self.database.url, 1),
+                                 poolclass=sa.pool.NullPool)
+        self.addCleanup(other.dispose)
+        attempts = []
+        before = self.conflicts()
+
+        @db_api.writer
+        def report(context):
+            attempts.append(len(attempts) + 1)
+            host_locks.lock_host(context, 'compute-a', now)
+            context.session.execute(sa.insert(HOST_LOCK).values(
+                host='attempt-%d' % len(attempts), created_at=now))
+            if len(attempts) == 1:
+                with other.begin() as connection:
+                    connection.execute(sa.update(HOST_LOCK).where(
+                        HOST_LOCK.c.host == 'compute-a').values(
+                            updated_at=now))
+
+        report(cyborg_context.get_admin_context())
+
+        self.assertEqual([1, 2], attempts)
+        self.assertGreater(sum(self.conflicts()) - sum(before), 0)
+        with other.connect() as connection:
+            connection.execute(sa.text('SET SESSION wsrep_sync_wait = 1'))
+            hosts = connection.execute(sa.select(HOST_LOCK.c.host).order_by(
+                HOST_LOCK.c.host)).scalars().all()
+        self.assertEqual(['attempt-2', 'compute-a'], hosts)
 
     def _measure(self, name, rows, conflicts_before, retries_before):
         """Conflicts and retries since the counts given; kept as a detail."""
