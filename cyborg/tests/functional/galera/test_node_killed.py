@@ -40,9 +40,12 @@ class GaleraNodeKilledTest(binds.BindsMixin, base.TestCase):
         self.assertEqual([], self.client_errors)
         self.assertEqual({202}, {status for status, _ in self.answers})
         self.assert_exact(rows, regions)
-        self.assertEqual(
-            ['2', '2'], [self.cluster.status(index)['wsrep_cluster_size']
-                         for index in (0, 1)])
+        # The other two saw the member go and stayed the primary component.
+        self._wait_until(lambda: [
+            (status['wsrep_cluster_size'], status['wsrep_cluster_status'])
+            for status in map(self.cluster.status, (0, 1))
+        ] == [('2', 'Primary')] * 2, 'nodes 0 and 1 in a cluster of two',
+            timeout=30)
 
         started = time.monotonic()
         self.cluster.start(KILLED)
