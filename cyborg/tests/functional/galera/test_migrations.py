@@ -21,13 +21,13 @@ class GaleraMigrationsTest(galera_base.GaleraMixin,
     def test_replicated_schema_is_whole(self):
         migration.upgrade('head', engine=self.database.engine)
 
-        other = sa.create_engine(self.on_node(self.database.url, 2),
-                                 poolclass=sa.pool.NullPool)
+        # wsrep_sync_wait: each read of every connection waits until node 2
+        # applied what the cluster committed before it.
+        other = sa.create_engine(
+            self.on_node(self.database.url, 2), poolclass=sa.pool.NullPool,
+            connect_args={'init_command': 'SET SESSION wsrep_sync_wait = 1'})
         self.addCleanup(other.dispose)
-        # wsrep_sync_wait: the read waits until node 2 applied what the
-        # cluster committed before it.
         with other.connect() as connection:
-            connection.execute(sa.text('SET SESSION wsrep_sync_wait = 1'))
             self.assertEqual(migration.head_revision(),
                              migration.current_revision(other))
             inspector = sa.inspect(connection)
