@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Make sure PostgreSQL, MariaDB and RabbitMQ run on 127.0.0.1 for the
 # functional tests: install them when missing (Debian packages), start
-# whichever is down, and wait until each answers.
+# whichever is down, and wait until each answers. Galera (galera-4, with
+# rsync for a joining node's state transfer) is only installed: the Galera
+# tests (cyborg/tests/functional/galera) start clusters of their own.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -22,6 +24,8 @@ missing=()
 command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
 [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v rabbitmq-server >/dev/null || missing+=(rabbitmq-server)
+[ -e /usr/lib/galera/libgalera_smm.so ] || missing+=(galera-4)
+command -v rsync >/dev/null || missing+=(rsync)
 if ((${#missing[@]})); then
     echo "Installing ${missing[*]} ..."
     as_root apt-get update -q
