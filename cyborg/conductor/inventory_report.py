@@ -12,6 +12,9 @@ follows what its device reports it holds (``report_bitstreams``).
 Attributes added through the API are the operator's: a report neither
 matches nor deletes them (the report's own carry a uuid derived from their
 identity). Placement is brought in step afterwards by ``placement_sync``.
+A report identical to the host's last applied one is not applied at all
+(``report_digest``); ``apply`` stores the report's digest with the lock
+when the report leaves nothing to weigh again (``_Reconciliation.quiet``).
 
 Reports of one host take turns; reports of different hosts do not wait for
 each other. Two reports of a host can overlap (an agent reporting again
