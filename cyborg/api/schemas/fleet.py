@@ -36,12 +36,17 @@ QUERY = listing.Parameters({
 })
 
 
+# Parameters of the page's own address (``?refresh=N``), which a client
+# may pass on to the JSON: accepted and ignored.
+PAGE_ONLY = ('refresh',)
+
+
 def parse_query(params):
     """The validated query: ``{'host', 'limit', 'marker'}``.
 
     :raises: exception.InvalidParameterValue (400)
     """
-    unknown = sorted(set(params) - set(QUERY))
+    unknown = sorted(set(params) - set(QUERY) - set(PAGE_ONLY))
     if unknown:
         raise listing.invalid('Unknown query parameter %s'
                               % ', '.join(unknown))

@@ -266,6 +266,9 @@ class TestFleetJSON(real_app.RealAppTestCase):
                       'sort_key=hostname', 'limit=1&limit=2'):
             response = get(self.application, path='/v2/fleet?' + query)
             self.assertEqual(400, response.status_int, query)
+        # The page's own parameter, passed on to the JSON, is ignored.
+        self.assertEqual(200, get(self.application,
+                                  path='/v2/fleet?refresh=5').status_int)
 
     def test_an_empty_fleet(self):
         body = self._fleet()
