@@ -203,7 +203,7 @@ def parse_arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--sizes', default='100,1000',
                         help='fleet sizes in hosts, in turn (default '
-                             '100,1000; 10000 takes about an hour here)')
+                             '100,1000; 10000: hours of first reports on 2 CPUs)')
     parser.add_argument('--devices', type=int, default=8,
                         help='GPUs a host (default 8)')
     parser.add_argument('--sample', type=int, default=50,
