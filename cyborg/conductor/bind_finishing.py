@@ -21,6 +21,7 @@ from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import devices as device_queries
 from cyborg.db.queries import health as health_queries
 from cyborg.db.queries import history as history_queries
+from cyborg.db.queries import host_locks
 from cyborg.common import vocabulary
 
 LOG = logging.getLogger(__name__)
@@ -102,6 +103,8 @@ def mark_degraded(context, reasons, now):
             continue
         deployable, _ = deployable_queries.get_by_id(context, deployable_id)
         device = device_queries.get_by_id(context, deployable.device_id)
+        # Its next reports count towards its recovery: none is skipped.
+        host_locks.forget(context, device.hostname)
         LOG.warning('Deployable %s of host %s is degraded: %s',
                     deployable.uuid, device.hostname, reason)
         conductor_health.count_change(conductor_health.DEPLOYABLE,

@@ -12,6 +12,9 @@ follows what its device reports it holds (``report_bitstreams``).
 Attributes added through the API are the operator's: a report neither
 matches nor deletes them (the report's own carry a uuid derived from their
 identity). Placement is brought in step afterwards by ``placement_sync``.
+A report identical to the host's last applied one is not applied at all
+(``report_digest``); ``apply`` stores the report's digest with the lock
+when the report leaves nothing to weigh again (``_Reconciliation.quiet``).
 
 Reports of one host take turns; reports of different hosts do not wait for
 each other. Two reports of a host can overlap (an agent reporting again
@@ -49,25 +52,34 @@ from cyborg.db.queries import attach_handles
 from cyborg.db.queries import host_locks
 from cyborg.db.queries import inventory
 
-def apply(context, host, devices, recovery_reports=None):
+def apply(context, host, devices, recovery_reports=None, digest=None):
     """Make the DB rows of ``host`` match ``devices`` (device_to_primitive dicts).
 
     The devices' health follows the policy of ``cyborg.conductor.health``
-    (``recovery_reports``: ``[health] recovery_reports``).
+    (``recovery_reports``: ``[health] recovery_reports``). ``digest`` (the
+    report's, ``cyborg.conductor.report_digest``) is stored with the
+    host's lock when the report leaves nothing to count or keep
+    (``_Reconciliation.quiet``); returns the digest stored, or None.
 
     :raises: cyborg.exception.Invalid when the report is malformed; then
         nothing is written.
     """
     reported = report_validation.validate(host, devices)
-    _reconcile(context, host, reported, recovery_reports)
+    if digest is not None and not all(
+            device.health == health.HEALTH.HEALTHY for device in reported):
+        # A fault reported is never skipped: each one is weighed.
+        digest = None
+    return _reconcile(context, host, reported, recovery_reports, digest)
 
 
 @db_api.writer
-def _reconcile(context, host, reported, recovery_reports=None):
+def _reconcile(context, host, reported, recovery_reports=None, digest=None):
     """Reconcile in one transaction of the writer (retried on deadlock)."""
     reconciliation = _Reconciliation(context, host, reported)
     reconciliation.recovery_reports = recovery_reports
+    reconciliation.digest = digest
     reconciliation.run()
+    return reconciliation.digest
 
 
 class _Reconciliation(report_devices.DeviceWrites,
@@ -94,6 +106,8 @@ class _Reconciliation(report_devices.DeviceWrites,
         # Parts of reported devices kept although unreported: device id ->
         # description of the first such part.
         self.kept_parts = {}
+        # Ids of the devices no longer reported but kept for bound ARQs.
+        self.kept_devices = set()
         # Filled by _apply_devices: device id -> driver name, and
         # (device id, top-level reported deployables) per reported device.
         self.driver_of_device = {}
@@ -110,12 +124,15 @@ class _Reconciliation(report_devices.DeviceWrites,
         self.inserted_devices = {}
         # [health] recovery_reports (None: the policy's default).
         self.recovery_reports = None
+        # The report's digest, stored with the lock; None once the report
+        # turns out not to be quiet.
+        self.digest = None
 
     def run(self):
         """Lock the host, read its rows, then write the differences."""
         # The lock comes first: a second report of this host waits here until
         # the first commits, so that its reads see what the first wrote.
-        host_locks.lock_host(self.context, self.host, self.now)
+        host_locks.lock_host(self.context, self.host, self.now, self.digest)
         self._read()
         device_ids = self._apply_devices()
         self._apply_health(device_ids)
@@ -126,6 +143,21 @@ class _Reconciliation(report_devices.DeviceWrites,
         self._refresh_attributes_lists()
         report_bitstreams.log_changes(self.context, self.host,
                                       self.bitstream_changes, self.deployables)
+        if self.digest is not None and not self.quiet():
+            self.digest = None
+            host_locks.forget(self.context, self.host)
+
+    def quiet(self):
+        """Whether the same report again would write nothing: no row of
+        the host was degraded before it (a degraded row counts healthy
+        reports, each of which must be weighed) and no unreported part is
+        kept for a bound ARQ (it goes once the ARQ lets go). The report's
+        own devices are all healthy (``apply``)."""
+        degraded = health.HEALTH.DEGRADED
+        return not (self.kept_parts or self.kept_devices) and not any(
+            row['health'] == degraded
+            for rows in (self.devices, self.deployables)
+            for row in rows.values())
 
     def _apply_health(self, device_ids):
         """Weigh each device's reported health (``health.apply_report``)."""

@@ -21,13 +21,12 @@ from cyborg.conductor import drain as drain_workflow
 from cyborg.conductor import health
 from cyborg.conductor import heartbeats
 from cyborg.conductor import history
-from cyborg.conductor import inventory_report
 from cyborg.conductor import os_acc_calls
-from cyborg.conductor import placement_sync
 from cyborg.conductor import prefetching
 from cyborg.conductor import programming
 from cyborg.conductor import quota
 from cyborg.conductor import releasing
+from cyborg.conductor import report_digest
 from cyborg.conductor import rpcapi
 from cyborg.conductor import metrics as conductor_metrics
 
@@ -71,6 +70,9 @@ class ConductorManager:
         self.plugger = os_acc_calls.Plugger(self.binder, self.releaser,
                                             self.quotas)
         self.host_reports = os_acc_calls.HostReports()
+        # [health] recovery_reports, [conductor] report_resync_interval.
+        self.report_settings = report_digest.ReportSettings.from_conf(
+            conf.CONF)
         # Deletes history entries past [conductor] history_retention_days.
         self.pruner = history.Pruner(
             cyborg_context.get_admin_context(),
@@ -98,14 +100,13 @@ class ConductorManager:
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     @conductor_metrics.timed_report
     def report_inventory(self, context, host, devices):
-        """Record an agent's full inventory, then bring Placement in step."""
-        inventory_report.apply(context, host, devices,
-                               conf.CONF.health.recovery_reports)
-        try:
-            placement_sync.sync_host(context, self.placement, host)
-        finally:
-            # Applied: host_status calls waiting for it look again.
-            self.host_reports.reported(host)
+        """Record an agent's full inventory, then bring Placement in step
+        (an unchanged report: neither, ``report_digest``)."""
+        # Once applied (or found unchanged), host_status calls waiting for
+        # it look again.
+        report_digest.receive(context, self.placement, host, devices,
+                              self.report_settings,
+                              on_applied=self.host_reports.reported)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

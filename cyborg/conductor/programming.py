@@ -35,6 +35,7 @@ from cyborg.conductor import placement_sync
 from cyborg.db import api as db_api
 from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import history as history_queries
+from cyborg.db.queries import host_locks
 
 LOG = logging.getLogger(__name__)
 ProgramResult = vocabulary.ProgramResult
@@ -326,6 +327,9 @@ def _finish(context, target, image_id, entry, lost=None, degraded=None):
     ``degraded`` (the reason) the region is marked degraded."""
     done = deployable_queries.finish_programming(
         context, target.deployable.uuid, target.owner, image_id)
+    if done:
+        # The host's next report is weighed against the image recorded.
+        host_locks.forget(context, target.device.hostname)
     if not done and lost is not None:
         entry = dict(entry, outcome=history.OUTCOMES.FAILED,
                      reason=str(lost))

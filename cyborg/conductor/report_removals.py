@@ -44,6 +44,7 @@ class Removals:
         kept_devices = {device_id for device_id in gone_devices
                         if any(self.deployables[deployable_id]['device_id']
                                == device_id for deployable_id in held)}
+        self.kept_devices = kept_devices
         self._note_kept_parts(gone_deployables & held,
                               gone_handles & held_handles)
 

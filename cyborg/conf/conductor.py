@@ -56,6 +56,18 @@ opts = [
              'a minute longer: past it, a conductor that died while '
              'programming no longer blocks the next request or a bind.'),
     cfg.IntOpt(
+        'report_resync_interval', default=600, min=0,
+        help='Seconds an unchanged inventory report is skipped for. A '
+             'report identical to the last one applied for its host, '
+             'which left nothing to count (every device healthy, none '
+             'degraded) or keep, costs one SQL statement and no Placement '
+             'request while Placement was brought in step after that last '
+             'one less than this long ago; past it the report is applied '
+             'and Placement synced in full, which repairs drift (a '
+             'provider changed or deleted in Placement by hand). 0 '
+             'applies every report in full, as releases before this '
+             'option did.'),
+    cfg.IntOpt(
         'history_retention_days', default=90, min=0,
         help='Days the history of devices and deployables (GET '
              '/v2/devices/{uuid}/history and /v2/deployables/{uuid}/history) '

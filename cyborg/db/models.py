@@ -423,11 +423,19 @@ class HostLock(Base):
     MariaDB then locks just that index record, never a gap that another
     host's first report would insert into. ``updated_at`` is when the
     host's last applied report began (an API write only locks the row).
+    ``report_digest`` is the digest of the host's last applied report
+    when it left nothing to count or keep, and ``report_synced_at`` when
+    Placement was last brought in step after it: an identical report
+    within ``[conductor] report_resync_interval`` of that is skipped
+    (``cyborg.conductor.report_digest``). A writer that changes what a
+    report would write back clears the digest (``host_locks.forget``).
     """
 
     __tablename__ = 'host_locks'
 
     host = orm.mapped_column(sa.String(HOST_LEN), primary_key=True)
+    report_digest = orm.mapped_column(sa.String(64), nullable=True)
+    report_synced_at = orm.mapped_column(Timestamp, nullable=True)
 
 
 _history = _typed('HistoryEntry')

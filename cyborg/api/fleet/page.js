@@ -16,6 +16,12 @@
   var folded = new Set();
   var timer = null;
   var refreshes = 0;
+  // The hosts shown: ?host=<text> and ?limit=<hosts a page> in the page's
+  // address set the first search and page size; ``markers`` holds where
+  // each page before this one began (the server pages forward only).
+  var view = {host: params.get('host') || '',
+              limit: Math.max(1, Number(params.get('limit')) || 20),
+              markers: [], marker: null, next: null};
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -377,8 +383,37 @@
     list.replaceChildren(fragment);
   }
 
+  // Where the page is: "Page 2: hosts 21-40 of 10000 (name contains x)".
+  function drawPage(page, summary) {
+    view.next = page.next_marker;
+    var first = view.markers.length * view.limit;
+    var text = 'Page ' + (view.markers.length + 1) + ': ' +
+      (page.hosts ? 'hosts ' + (first + 1) + '\u2013' + (first + page.hosts)
+                  : 'no host') + ' of ' + counted(summary.hosts, 'host', 'hosts');
+    if (page.host) { text += ', name containing \u201c' + page.host + '\u201d'; }
+    document.getElementById('page-text').textContent = text;
+    document.getElementById('page-next').disabled = !view.next;
+    document.getElementById('page-prev').disabled = !view.markers.length;
+    document.getElementById('page-first').disabled = !view.markers.length;
+  }
+
+  function fleetUrl() {
+    var query = new URLSearchParams({limit: String(view.limit)});
+    if (view.host) { query.set('host', view.host); }
+    if (view.marker) { query.set('marker', view.marker); }
+    return window.location.pathname + '?' + query.toString();
+  }
+
+  function goTo(marker, markers) {
+    view.marker = marker;
+    view.markers = markers;
+    window.clearTimeout(timer);
+    refresh();
+  }
+
   function draw(fleet) {
     drawSummary(fleet.summary);
+    drawPage(fleet.page, fleet.summary);
     drawHosts(fleet.hosts);
     drawArqs(fleet.arqs_by_state);
     refreshes += 1;
@@ -388,8 +423,8 @@
   function refresh() {
     var headers = {'Accept': 'application/json'};
     if (token()) { headers['X-Auth-Token'] = token(); }
-    return fetch(window.location.pathname, {headers: headers, cache: 'no-store',
-                                            credentials: 'omit'})
+    return fetch(fleetUrl(), {headers: headers, cache: 'no-store',
+                              credentials: 'omit'})
       .then(function (response) {
         return response.text().then(function (body) {
           if (!response.ok) {
@@ -431,6 +466,23 @@
     document.getElementById('token-form').hidden = true;
     window.clearTimeout(timer);
     refresh();
+  });
+  document.getElementById('host-input').value = view.host;
+  document.getElementById('host-search').addEventListener('submit', function (event) {
+    event.preventDefault();
+    view.host = document.getElementById('host-input').value.trim();
+    goTo(null, []);
+  });
+  document.getElementById('page-next').addEventListener('click', function () {
+    if (view.next) { goTo(view.next, view.markers.concat([view.marker])); }
+  });
+  document.getElementById('page-prev').addEventListener('click', function () {
+    if (view.markers.length) {
+      goTo(view.markers[view.markers.length - 1], view.markers.slice(0, -1));
+    }
+  });
+  document.getElementById('page-first').addEventListener('click', function () {
+    goTo(null, []);
   });
   document.getElementById('token-clear').addEventListener('click', function () {
     window.sessionStorage.removeItem(TOKEN_KEY);

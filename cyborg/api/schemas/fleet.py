@@ -1,12 +1,61 @@
-"""The body of GET /v2/fleet, declared (``cyborg.api.views.fleet`` renders
-it); ``cyborg.api.openapi`` adds ``SCHEMAS`` to the document's components.
+"""The query and the body of GET /v2/fleet, declared
+(``cyborg.api.views.fleet`` renders the body); ``cyborg.api.openapi`` adds
+``SCHEMAS`` to the document's components.
 
-The route takes no query and no body.
+The route takes no body. Its query pages the hosts: ``limit`` hosts a
+page (``HOSTS_PER_PAGE`` by default), from the host after ``marker``
+(the ``next_marker`` of the previous page), only those whose name
+contains ``host`` when given.
 """
 
+from cyborg.api.schemas import declarations
+from cyborg.api.schemas import listing
 from cyborg.api.schemas import resources
 from cyborg.api.views import fleet as fleet_views
+from cyborg.common import columns
 from cyborg.common import vocabulary
+
+HOSTS_PER_PAGE = 20
+MAX_HOSTS_PER_PAGE = 500
+_HOSTNAME = columns.of('Device', 'hostname')
+QUERY = listing.Parameters({
+    'host': declarations.String(
+        min_length=1, column=_HOSTNAME,
+        description='Only the hosts whose name contains this text.'),
+    'limit': declarations.Integer(
+        minimum=1, maximum=MAX_HOSTS_PER_PAGE, text=True,
+        description='Hosts a page (default %d).' % HOSTS_PER_PAGE,
+        messages=dict.fromkeys(
+            ('type', 'minimum', 'maximum'),
+            '{name} must be an integer from {minimum} to {maximum}, not '
+            '{value!r}')),
+    'marker': declarations.String(
+        min_length=1, column=_HOSTNAME,
+        description='The page begins after the host of this name (the '
+                    '``next_marker`` of the previous page).'),
+})
+
+
+# Parameters of the page's own address (``?refresh=N``), which a client
+# may pass on to the JSON: accepted and ignored.
+PAGE_ONLY = ('refresh',)
+
+
+def parse_query(params):
+    """The validated query: ``{'host', 'limit', 'marker'}``.
+
+    :raises: exception.InvalidParameterValue (400)
+    """
+    unknown = sorted(set(params) - set(QUERY) - set(PAGE_ONLY))
+    if unknown:
+        raise listing.invalid('Unknown query parameter %s'
+                              % ', '.join(unknown))
+    query = {'host': None, 'limit': HOSTS_PER_PAGE, 'marker': None}
+    for name, declaration in QUERY.items():
+        if name in params:
+            query[name] = declaration.parse(
+                name, listing.single(name, params[name]))
+    return query
 
 field = resources.field
 _TEXT = field('string', nullable=True)
@@ -125,15 +174,27 @@ FLEET = _object({
                           'How many devices and deployables are draining '
                           'and drained.'),
     }, 'Counts over the whole fleet.'),
-    'hosts': field('array', 'Hosts by name, each with its devices.',
+    'page': _object({
+        'host': _TEXT,
+        'limit': _COUNT,
+        'marker': _TEXT,
+        'hosts': _COUNT,
+        'next_marker': field('string', nullable=True,
+                             description='The marker of the next page; '
+                                         'null on the last.'),
+    }, 'Which hosts this page holds: the query it answers, how many hosts '
+       'it has and where the next page begins.'),
+    'hosts': field('array', 'One page of hosts by name, each with its '
+                   'devices.',
                    items=_object({
                        'hostname': field('string'),
                        'devices': field('array', items=_DEVICE),
                    }, 'A host.')),
     'arqs_by_state': _object(
         {state: field('array', items=_ARQ) for state in vocabulary.ARQState.ALL},
-        'The ARQs the caller may see (an admin: every project\'s), by '
-        'state.'),
-}, 'The fleet: every host\'s devices and deployable trees, and the ARQs.')
+        'The ARQs the caller may see (an admin: every project\'s) on the '
+        'hosts of the page, and the newest not yet on a host, by state.'),
+}, 'A page of the fleet: its hosts\' devices and deployable trees, their '
+   'ARQs, and the counts over the whole fleet.')
 
 SCHEMAS = {'Fleet': FLEET, 'FleetDeployable': DEPLOYABLE}

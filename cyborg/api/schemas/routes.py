@@ -19,6 +19,7 @@ from cyborg.api.schemas import deployables
 from cyborg.api.schemas import device_profiles
 from cyborg.api.schemas import devices
 from cyborg.api.schemas import drain
+from cyborg.api.schemas import fleet
 from cyborg.api.schemas import health
 from cyborg.api.schemas import history
 from cyborg.api.schemas import paths
@@ -324,14 +325,18 @@ ROUTES = (
     _route('GET', '/v2/fleet', 'showFleet',
            'The fleet: a page for a browser, its data as JSON',
            [fleet_policies.GET], {200: 'Fleet'}, html_page=True,
-           description='Every host\'s devices and deployable trees with '
-                       'attach handle usage, and the ARQs by state (of '
-                       'the caller\'s project unless an admin asks), in '
-                       'five SQL queries. An Accept header preferring '
-                       'text/html to application/json (a browser\'s) gets '
-                       'the fleet page instead: HTML that fetches this '
-                       'JSON every few seconds, served without a token or '
-                       'a rule since it holds no data.'),
+           query=fleet.QUERY,
+           description='One page of hosts (by name; those whose name '
+                       'contains ``host`` when given) with their devices '
+                       'and deployable trees, attach handle usage, and '
+                       'their ARQs by state (of the caller\'s project '
+                       'unless an admin asks) with the newest not yet on a '
+                       'host, and the counts over the whole fleet, in '
+                       'twelve SQL queries whatever its size. An Accept '
+                       'header preferring text/html to application/json (a '
+                       'browser\'s) gets the fleet page instead: HTML that '
+                       'fetches this JSON every few seconds, served without '
+                       'a token or a rule since it holds no data.'),
 )
 
 

@@ -1,6 +1,8 @@
-"""The fleet as the page draws it: hosts -> devices -> deployable trees,
-with attach handle usage, health and drain state, the newest history
-entries of each device, and the ARQs grouped by state.
+"""The fleet as the page draws it: a page of hosts -> devices ->
+deployable trees, with attach handle usage, health and drain state, the
+newest history entries of each device, the ARQs of those hosts (and the
+newest not yet on a host) grouped by state, where the page is, and the
+counts over the whole fleet.
 
 ``cyborg.api.schemas.fleet`` declares this body; ``fleet(rows)`` builds it
 from ``cyborg.objects.fleet.read_fleet``'s rows without another query.
@@ -134,44 +136,51 @@ def _arq(row, deployables):
     }
 
 
-def _counts(rows, field, values):
-    """How many of ``rows`` have each of ``values`` in ``field``."""
+def _counts(rows, values, field):
+    """How many of ``rows`` (aggregates ending with a count) have each of
+    ``values`` in their ``field``-th column."""
     counts = dict.fromkeys(values, 0)
     for row in rows:
-        value = getattr(row, field)
-        if value in counts:
-            counts[value] += 1
+        if row[field] in counts:
+            counts[row[field]] += int(row[-1])
     return counts
 
 
-def _summary(rows, hosts, arqs_by_state):
-    """The counts over the whole fleet."""
-    handle_rows = rows.attach_handles
+def _summary(counts):
+    """The counts over the whole fleet (``FleetCounts``)."""
+    arqs = dict.fromkeys(vocabulary.ARQState.ALL, 0)
+    arqs.update({state: int(count) for state, count in counts.arqs})
     return {
-        'hosts': len(hosts),
-        'devices': len(rows.devices),
+        'hosts': int(counts.hosts),
+        'devices': sum(int(row[-1]) for row in counts.devices),
         'maintaining_devices': sum(
-            1 for row in rows.devices
-            if row.status == vocabulary.DeviceStatus.MAINTAINING),
-        'deployables': len(rows.deployables),
-        'attach_handles': {
-            'in_use': sum(int(row.in_use or 0) for row in handle_rows),
-            'total': sum(int(row.total) for row in handle_rows)},
-        'arqs': {state: len(arqs)
-                 for state, arqs in arqs_by_state.items()},
-        'health': {'devices': _counts(rows.devices, 'health',
-                                      vocabulary.Health.ALL),
-                   'deployables': _counts(rows.deployables, 'health',
-                                          vocabulary.Health.ALL)},
-        'drain': {'devices': _counts(rows.devices, 'drain',
-                                     vocabulary.DrainState.ALL),
-                  'deployables': _counts(rows.deployables, 'drain',
-                                         vocabulary.DrainState.ALL)},
+            int(row[-1]) for row in counts.devices
+            if row[0] == vocabulary.DeviceStatus.MAINTAINING),
+        'deployables': sum(int(row[-1]) for row in counts.deployables),
+        'attach_handles': {'in_use': int(counts.handles[1] or 0),
+                           'total': int(counts.handles[0])},
+        'arqs': arqs,
+        'health': {'devices': _counts(counts.devices, vocabulary.Health.ALL,
+                                      1),
+                   'deployables': _counts(counts.deployables,
+                                          vocabulary.Health.ALL, 0)},
+        'drain': {'devices': _counts(counts.devices,
+                                     vocabulary.DrainState.ALL, 2),
+                  'deployables': _counts(counts.deployables,
+                                         vocabulary.DrainState.ALL, 1)},
     }
 
 
-def fleet(rows):
-    """The body of GET /v2/fleet from ``FleetRows`` ``rows``."""
+def _page(rows, query):
+    """Where this page is: its query and the marker of the next one."""
+    return {'host': query.get('host'), 'limit': query['limit'],
+            'marker': query.get('marker'), 'hosts': len(rows.hosts),
+            'next_marker': rows.next_marker}
+
+
+def fleet(rows, query):
+    """The body of GET /v2/fleet from ``FleetRows`` ``rows`` read for
+    ``query`` (``cyborg.api.schemas.fleet.parse_query``'s)."""
     attributes_of = collections.defaultdict(dict)
     for row in rows.attributes:
         attributes_of[row.deployable_id].setdefault(row.key, row.value)
@@ -207,7 +216,8 @@ def fleet(rows):
     for row in rows.arqs:
         arqs_by_state.setdefault(row.state, []).append(_arq(row, nodes))
     return {
-        'summary': _summary(rows, hosts, arqs_by_state),
+        'summary': _summary(rows.counts),
+        'page': _page(rows, query),
         'hosts': [{'hostname': hostname, 'devices': devices}
                   for hostname, devices in hosts.items()],
         'arqs_by_state': arqs_by_state,

@@ -1,9 +1,13 @@
-"""Queries of the host_locks table: a row lock per host, held to commit.
+"""Queries of the host_locks table: a row lock per host, held to commit,
+and the digest of the host's last report.
 
 ``cyborg.conductor.inventory_report`` says why a report needs the lock
 and where in its transaction it takes it; an API write of attributes
 (``cyborg.conductor.attributes``) takes the lock of a host that has
-reported, without making or touching its row.
+reported, without making its row. ``cyborg.conductor.report_digest``
+says what the digest is for: ``in_step`` is the one statement an
+unchanged report costs; ``forget`` is how a writer other than the report
+makes the host's next report an applied one.
 """
 
 import sqlalchemy as sa
@@ -17,27 +21,58 @@ from cyborg.db import models
 HostLock = models.HostLock.__table__
 
 
-def lock_host(context, host, now):
+def lock_host(context, host, now, digest=None):
     """Lock the row of ``host`` until the caller's transaction ends.
 
     One statement on every backend: an insert of the row that, when it
     exists already, updates it instead, which locks the row exactly like
     an UPDATE (a concurrent first insert of the same host waits too). It
     is only a lock inside a write transaction that the caller has begun,
-    so it refuses to run outside one.
+    so it refuses to run outside one. The row gets ``digest`` (the
+    report's, or None) as its ``report_digest``, not yet synced.
     """
     _require_transaction(context, 'lock_host')
-    _upsert(context, host, now)
+    _upsert(context, host, now, digest)
 
 
 def lock_reported(context, host):
     """Lock the row of ``host`` until the caller's transaction ends, if
-    the host has one (an inventory report of it was applied); nothing is
-    written. One locking read (SQLite's one writer at a time serializes
-    without it).
+    the host has one (an inventory report of it was applied), and forget
+    its report's digest: the caller changes what the next report checks.
+    One UPDATE (SQLite's one writer at a time serializes without it).
     """
     _require_transaction(context, 'lock_reported')
-    _lock_existing(context, host)
+    forget(context, host)
+
+
+@db_api.writer
+def forget(context, host):
+    """Clear the report digest of ``host``: its next report is applied in
+    full and Placement synced after it. One statement, in the caller's
+    transaction when there is one."""
+    context.session.execute(sa.update(HostLock).where(
+        HostLock.c.host == host).values(report_digest=None,
+                                        report_synced_at=None))
+
+
+@db_api.reader
+def in_step(context, host, digest, synced_since):
+    """Whether the last report applied for ``host`` had ``digest`` and
+    Placement was brought in step after it at ``synced_since`` or later.
+    One statement."""
+    return context.session.execute(sa.select(HostLock.c.host).where(
+        HostLock.c.host == host, HostLock.c.report_digest == digest,
+        HostLock.c.report_synced_at >= synced_since)).first() is not None
+
+
+@db_api.writer
+def mark_synced(context, host, digest, now):
+    """Record that Placement is in step with the report of ``digest``,
+    unless something applied or changed since (the digest is no longer
+    there). One statement."""
+    context.session.execute(sa.update(HostLock).where(
+        HostLock.c.host == host,
+        HostLock.c.report_digest == digest).values(report_synced_at=now))
 
 
 def _require_transaction(context, name):
@@ -49,24 +84,20 @@ def _require_transaction(context, name):
 
 
 @db_api.writer
-def _lock_existing(context, host):
-    context.session.execute(sa.select(HostLock.c.host).where(
-        HostLock.c.host == host).with_for_update())
-
-
-@db_api.writer
-def _upsert(context, host, now):
+def _upsert(context, host, now, digest):
     dialect = context.session.get_bind().dialect.name
-    values = {'host': host, 'created_at': now}
+    values = {'host': host, 'created_at': now, 'report_digest': digest}
+    changes = {'updated_at': now, 'report_digest': digest,
+               'report_synced_at': None}
     if dialect == 'mysql':
         statement = mysql.insert(HostLock).values(values)
-        statement = statement.on_duplicate_key_update(updated_at=now)
+        statement = statement.on_duplicate_key_update(**changes)
     elif dialect in ('postgresql', 'sqlite'):
         insert = (postgresql.insert if dialect == 'postgresql'
                   else sqlite.insert)
         statement = insert(HostLock).values(values)
         statement = statement.on_conflict_do_update(
-            index_elements=['host'], set_={'updated_at': now})
+            index_elements=['host'], set_=changes)
     else:
         raise NotImplementedError('No host lock for %s' % dialect)
     context.session.execute(statement)

@@ -50,6 +50,26 @@ SUMMARY = ('Array.from(document.querySelectorAll("#summary li")).map('
            'function (item) { return item.textContent; })')
 
 
+def check_host_search(test, browser):
+    """The page says which page of hosts it shows and searches them by
+    name (one host here: one page)."""
+    page_text = 'document.getElementById("page-text").textContent'
+    test.assertEqual('Page 1: hosts 1\u20131 of 1 host',
+                     browser.evaluate(page_text))
+    test.assertTrue(browser.evaluate(
+        'document.getElementById("page-next").disabled'))
+    browser.evaluate(
+        'document.getElementById("host-input").value = "no such host";'
+        'document.getElementById("host-search").requestSubmit()')
+    browser.wait_for('!document.querySelector("section[data-hostname]")')
+    test.assertEqual('Page 1: no host of 1 host, name containing '
+                     '\u201cno such host\u201d', browser.evaluate(page_text))
+    browser.evaluate(
+        'document.getElementById("host-input").value = "";'
+        'document.getElementById("host-search").requestSubmit()')
+    browser.wait_for('document.querySelector("section[data-hostname]")')
+
+
 def readme_page_url():
     """The one address of the fleet page README gives."""
     urls = set(re.findall(r'http://127\.0\.0\.1:\d+/v2/fleet\b',
@@ -288,6 +308,7 @@ class TestFleetPage(base.TestCase):
              '1 / %d handles in use' % HANDLES, '1 bound ARQ',
              '1 in maintenance'],
             self.browser.evaluate(SUMMARY))
+        check_host_search(self, self.browser)
 
         path = self.browser.screenshot(os.path.join(artifacts_dir(),
                                                     'fleet.png'))

@@ -74,7 +74,8 @@ class TimestampValuesTestMixin:
             self.assertEqual(written[table.name], dict(row._mapping), table.name)
         self.assertEqual(
             {'created_at', 'updated_at', 'bind_lease_expires_at', 'last_seen_up',
-             'programming_expires_at', 'health_since', 'drain_since'},
+             'programming_expires_at', 'health_since', 'drain_since',
+             'report_synced_at'},
             {column.name for table in models.Base.metadata.sorted_tables
              for column in _timestamp_columns(table)})
 

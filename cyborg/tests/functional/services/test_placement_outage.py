@@ -187,8 +187,13 @@ class PlacementOutageMixin(deployment.DeploymentMixin):
 
     def test_placement_outage_converges_at_next_report(self):
         # 1. Fleet A is reported and published.
+        # The half-written provider below is made behind the conductor's
+        # back while the host is in step; a resync every second (not the
+        # default 10 minutes) finds it. One a failed sync leaves is found
+        # by the next report: a failed sync is never marked in step
+        # (test_report_digest).
         self._start_services(FLEET_A, {'conductor': {
-            'bind_sweep_interval': 1}})
+            'bind_sweep_interval': 1, 'report_resync_interval': 1}})
         providers_a = {
             INTEL_REGION0: ('FPGA', 2, region_traits(
                 'INTEL', INTEL_REGION0_ID, FUNCTION_TRAIT)),

@@ -216,8 +216,59 @@ class TestFleetJSON(real_app.RealAppTestCase):
         self.assertEqual((2, 40), (small['summary']['devices'],
                                    large['summary']['devices']))
         self.assertEqual(small_count, len(self.statements), self.statements)
-        # Devices, deployables, attributes, handles, ARQs, history.
-        self.assertEqual(6, small_count, self.statements)
+        # The page's hosts; their devices, deployables, attributes,
+        # handles, ARQs, history; the counts: hosts, devices,
+        # deployables, handles, ARQs.
+        self.assertEqual(12, small_count, self.statements)
+
+    def test_hosts_come_a_page_at_a_time_with_the_whole_fleets_counts(self):
+        for index in range(3):
+            Fleet(self.context, suffix='-%d' % index)
+        hosts, marker, pages = [], None, 0
+        while True:
+            path = '/v2/fleet?limit=4' + ('&marker=%s' % marker
+                                          if marker else '')
+            response = get(self.application, path=path)
+            self.assertEqual(200, response.status_int, response.text)
+            body = response.json_body
+            pages += 1
+            self.assertLessEqual(len(body['hosts']), 4)
+            self.assertEqual(6, body['summary']['hosts'])
+            self.assertEqual(6, body['summary']['devices'])
+            self.assertEqual(len(body['hosts']), body['page']['hosts'])
+            hosts.extend(host['hostname'] for host in body['hosts'])
+            marker = body['page']['next_marker']
+            if marker is None:
+                break
+            self.assertEqual(hosts[-1], marker)
+        self.assertEqual(2, pages)
+        self.assertEqual(sorted(hosts), hosts)
+        self.assertEqual(6, len(set(hosts)))
+
+    def test_a_host_search_shows_the_hosts_whose_name_contains_it(self):
+        for index in range(3):
+            Fleet(self.context, suffix='-%d' % index)
+        response = get(self.application, path='/v2/fleet?host=a-1')
+        self.assertEqual(200, response.status_int, response.text)
+        body = response.json_body
+        self.assertEqual(['host-a-1'],
+                         [host['hostname'] for host in body['hosts']])
+        self.assertEqual('a-1', body['page']['host'])
+        self.assertIsNone(body['page']['next_marker'])
+        # The counts stay the whole fleet's.
+        self.assertEqual(6, body['summary']['hosts'])
+        # A search is text, not a pattern.
+        response = get(self.application, path='/v2/fleet?host=host_a%25')
+        self.assertEqual([], response.json_body['hosts'])
+
+    def test_a_bad_query_is_400(self):
+        for query in ('limit=0', 'limit=501', 'limit=x', 'host=',
+                      'sort_key=hostname', 'limit=1&limit=2'):
+            response = get(self.application, path='/v2/fleet?' + query)
+            self.assertEqual(400, response.status_int, query)
+        # The page's own parameter, passed on to the JSON, is ignored.
+        self.assertEqual(200, get(self.application,
+                                  path='/v2/fleet?refresh=5').status_int)
 
     def test_an_empty_fleet(self):
         body = self._fleet()

@@ -163,7 +163,9 @@ class TestFleetHealth(real_app.RealAppTestCase):
             self._add_history(fleet.fpga, PER_DEVICE + 2)
             self._add_history(fleet.gpu, 3)
         self.statements.clear()
-        body = self._fleet()
+        response = get(self.application, path='/v2/fleet?limit=40')
+        self.assertEqual(200, response.status_int, response.text)
+        body = response.json_body
         self.assertEqual(small, len(self.statements), self.statements)
         shown = [len(device['history']) for host in body['hosts']
                  for device in host['devices']]
