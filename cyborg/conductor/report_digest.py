@@ -21,6 +21,11 @@ applied and synced in full even when unchanged, which repairs whatever
 drifted (a provider changed or deleted in Placement by hand, a row
 changed behind the conductor's back). 0 applies every report in full.
 
+A conductor applies the first report of each host it receives in full
+(``_Seen``), as Nova's resource tracker syncs its whole tree at start:
+its memory of what Placement holds starts empty, and a restarted agent's
+first report is what an operator restarting it expects to be read.
+
 Only a quiet report is ever skipped, so that the health policy
 (``cyborg.conductor.health``) sees every report it weighs: the digest is
 stored only when every reported device is healthy, no device or
@@ -35,6 +40,8 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import threading
+import weakref
 
 from cyborg.conductor import inventory_report
 from cyborg.conductor import placement_sync
@@ -69,6 +76,27 @@ def digest(devices):
     return hashlib.sha256(VERSION + text.encode('utf-8')).hexdigest()
 
 
+class _Seen:
+    """The hosts whose report a conductor applied and synced in full, per
+    Placement client (one per conductor process: a new one, a restarted
+    conductor, has seen none)."""
+
+    def __init__(self):
+        self._hosts = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def has(self, placement, host):
+        with self._lock:
+            return host in self._hosts.get(placement, ())
+
+    def add(self, placement, host):
+        with self._lock:
+            self._hosts.setdefault(placement, set()).add(host)
+
+
+_seen = _Seen()
+
+
 def _utcnow():
     # Naive UTC, as the models' timestamps.
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
@@ -91,7 +119,8 @@ def receive(context, placement, host, devices, settings, on_applied=None):
         report_digest = digest(devices)
         since = _utcnow() - datetime.timedelta(
             seconds=settings.resync_interval)
-        if host_locks.in_step(context, host, report_digest, since):
+        if _seen.has(placement, host) and host_locks.in_step(
+                context, host, report_digest, since):
             on_applied(host)
             return False
     stored = inventory_report.apply(context, host, devices,
@@ -101,6 +130,8 @@ def receive(context, placement, host, devices, settings, on_applied=None):
         synced = placement_sync.sync_host(context, placement, host)
     finally:
         on_applied(host)
+    if synced:
+        _seen.add(placement, host)
     if synced and stored is not None:
         host_locks.mark_synced(context, host, stored, _utcnow())
     return True

@@ -100,6 +100,18 @@ class TestUnchangedReport(ReportDigestCase):
         # host_status calls hear of every report, skipped or not.
         self.assertEqual([HOST] * 4, self.applied_hosts)
 
+    def test_a_restarted_conductor_applies_the_first_report_in_full(self):
+        self.receive(card())
+        self.assertFalse(self.receive(card())[0])
+        # A new conductor process: a Placement client of its own, which
+        # has synced nothing yet, although the digest is stored.
+        self.client = recording.RecordingClient(conf.CONF)
+
+        applied, statements, requests = self.receive(card())
+        self.assertTrue(applied)
+        self.assertTrue(requests)
+        self.assertFalse(self.receive(card())[0])
+
     def test_a_changed_report_is_applied_and_synced(self):
         self.receive(card(), card(0x5f))
         self.receive(card(), card(0x5f))
