@@ -16,9 +16,11 @@ from oslo_service import service
 
 from cyborg import conf
 from cyborg import context as cyborg_context
+from cyborg import exception
 from cyborg import metrics
 from cyborg import objects
 from cyborg import rpc
+from cyborg.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -100,12 +102,22 @@ class RPCService(service.ServiceBase):
             self._heartbeat_loop = None
 
     def _send_heartbeat(self):
+        lost = None
         try:
             self.heartbeat(cyborg_context.get_admin_context())
+        except exception.DatabaseUnavailable as error:
+            lost = error
         except Exception as error:
             # The next interval tries again; a service stays up meanwhile.
             LOG.warning('Heartbeat of %s on %s failed: %s',
                         self.topic, self.host, error)
+        else:
+            db_api.OUTAGE.answered()
+        if lost is not None:
+            # Logged once per outage: here when the conductor said so (an
+            # agent's), in cyborg.db.api when this process's transaction
+            # failed (counted once all the same).
+            db_api.OUTAGE.failed(lost)
 
 
 # Allocations between young collections (Python's default is 700): a

@@ -10,6 +10,7 @@ restarting either service.
 
 import http.client
 import json
+import re
 import time
 import uuid
 
@@ -19,6 +20,10 @@ from oslo_db.sqlalchemy import engines
 from testtools import content
 from testtools import content_type
 
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import migration
 from cyborg.tests import base
 from cyborg.tests.fixtures import db_server
@@ -42,7 +47,7 @@ class DatabaseOutageMixin:
                                              mysql_sql_mode='TRADITIONAL')
         self.addCleanup(self.engine.dispose)
         migration.upgrade('head', engine=self.engine)
-        rabbit = self.useFixture(messaging.RabbitIsolation())
+        self.rabbit = rabbit = self.useFixture(messaging.RabbitIsolation())
         suffix = uuid.uuid4().hex[:8]
         self.api_port = processes.free_port()
         common = {
@@ -59,6 +64,9 @@ class DatabaseOutageMixin:
             'cyborg-conductor', {
                 'DEFAULT': dict(common, host='conductor-%s' % suffix),
                 'database': database,
+                # The sweep and the pruner run during the outage too.
+                'conductor': {'bind_sweep_interval': 1,
+                              'history_prune_interval': 1},
             }))
         self.api_options = {
             'DEFAULT': dict(common, host='api-%s' % suffix,
@@ -186,6 +194,52 @@ class DatabaseOutageMixin:
             self.assertIn('answered 503: The database is unavailable',
                           api_log)
         self.assertTrue(self.api.is_running() and self.conductor.is_running())
+
+
+    def test_an_outage_is_logged_once_as_it_starts_and_once_as_it_ends(self):
+        processes.wait_until(self._conductor_beats, 'the conductor heartbeat',
+                             self.services, timeout=30)
+        processes.wait_until(
+            lambda: self._answered('GET', '/v2/device_profiles') == 200,
+            'cyborg-api answering', self.services, timeout=30)
+        self.useFixture(messaging.Messaging(
+            conf.CONF, self.rabbit.transport_url,
+            self.rabbit.control_exchange))
+        conductors = conductor_rpcapi.ConductorAPI()
+        context = cyborg_context.get_admin_context()
+
+        self.server.stop()
+        # Requests the conductor serves meanwhile, one of an endpoint that
+        # declares no expected exception (an agent's heartbeat), while its
+        # heartbeat, sweep and pruner fail every second.
+        for _ in range(3):
+            self._assert_unavailable('POST', '/v2/device_profiles',
+                                     self._profile('during'))
+            self.assertRaises(exception.DatabaseUnavailable,
+                              conductors.report_heartbeat, context,
+                              'compute-x', 'cyborg-agent', 'cyborg-agent')
+        time.sleep(3)
+        self.server.start()
+        processes.wait_until(
+            lambda: 'End of the outage of the database' in
+            self.conductor.log(), 'the conductor seeing the database back',
+            self.services, timeout=RECOVERY_TIMEOUT)
+        self.assertEqual(201, self._request(
+            'POST', '/v2/device_profiles', self._profile('after'))[0])
+
+        log = self.conductor.log()
+        warnings = [line for line in log.splitlines()
+                    if ' WARNING ' in line and 'database' in line.lower()]
+        self.assertEqual(2, len(warnings), log)
+        self.assertIn('Outage of the database: The database is '
+                      'unavailable', warnings[0])
+        ended = re.search(r'End of the outage of the database after '
+                          r'[\d.]+ s; (\d+) tries failed', warnings[1])
+        self.assertIsNotNone(ended, warnings[1])
+        # Six requests, three heartbeats at least, and the rest.
+        self.assertGreaterEqual(int(ended.group(1)), 9, warnings[1])
+        self.assertNotIn('Traceback', log)
+        self.assertEqual([], re.findall(r'.* \d+ ERROR .*', log))
 
 
 class TestDatabaseOutageMySQL(DatabaseOutageMixin, base.TestCase):
