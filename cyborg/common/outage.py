@@ -51,6 +51,12 @@ class Outage:
         with self._lock:
             self._listeners.append(listener)
 
+    def unlisten(self, listener):
+        """Stop calling ``listener``."""
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
     def failed(self, error):
         """Count a try that failed with ``error``; the first of an outage
         logs it. Returns whether this one started an outage."""
@@ -66,8 +72,11 @@ class Outage:
                 return False
             self._since = self._clock()
             listeners = list(self._listeners)
+        # One line: an error from another service (over RPC) carries that
+        # service's traceback after its message.
         LOG.warning('Outage of %s: %s. Tries are counted, not logged, '
-                    'until it answers again.', self.what, error)
+                    'until it answers again.', self.what,
+                    str(error).split('\n', 1)[0])
         for listener in listeners:
             listener(True)
         return True

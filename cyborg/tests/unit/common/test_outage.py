@@ -66,6 +66,15 @@ class TestOutage(base.TestCase):
         self.assertEqual(4, len(self._lines()))
         self.assertEqual([True, False, True, False], self.heard)
 
+    def test_a_remote_traceback_is_left_out(self):
+        self.outage.failed(RuntimeError(
+            'The database is unavailable\nTraceback (most recent call '
+            'last):\n  File "x.py"'))
+        self.assertEqual(
+            ['Outage of the database: The database is unavailable. Tries '
+             'are counted, not logged, until it answers again.'],
+            self._lines())
+
     def test_an_error_seen_by_several_places_counts_once(self):
         error = RuntimeError('refused')
         self.outage.failed(error)
