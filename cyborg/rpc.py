@@ -22,6 +22,7 @@ import oslo_messaging
 from oslo_messaging._drivers import common as messaging_common
 from oslo_messaging import _utils as messaging_utils
 from oslo_messaging.rpc import dispatcher
+from oslo_messaging.rpc import server as rpc_server
 from oslo_serialization import jsonutils
 
 from cyborg import context as cyborg_context
@@ -156,11 +157,26 @@ def get_serializer():
     return RequestContextSerializer(objects_base.CyborgObjectSerializer())
 
 
+class Dispatcher(dispatcher.RPCDispatcher):
+    """oslo.messaging's dispatcher, to which a lost database is expected.
+
+    Whatever the endpoint, DatabaseUnavailable goes back to the caller with
+    its class (503 at the API) and is not logged with a traceback by the
+    server: ``cyborg.db.api.OUTAGE`` logs the outage once.
+    """
+
+    def dispatch(self, incoming):
+        try:
+            return super().dispatch(incoming)
+        except exception.DatabaseUnavailable:
+            raise dispatcher.ExpectedException() from None
+
+
 def get_server(target, endpoints):
     """An RPC server (threading executor) for ``endpoints`` on ``target``."""
-    return oslo_messaging.get_rpc_server(
-        _require_transport(), target, endpoints,
-        serializer=get_serializer(), access_policy=ACCESS_POLICY)
+    return rpc_server.RPCServer(
+        _require_transport(), target,
+        Dispatcher(endpoints, get_serializer(), ACCESS_POLICY), None)
 
 
 def get_client(target, version_cap=None):

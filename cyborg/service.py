@@ -16,9 +16,11 @@ from oslo_service import service
 
 from cyborg import conf
 from cyborg import context as cyborg_context
+from cyborg import exception
 from cyborg import metrics
 from cyborg import objects
 from cyborg import rpc
+from cyborg.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -38,41 +40,48 @@ class RPCService(service.ServiceBase):
     ``stop_periodic_tasks()`` (the agent's inventory report) has them called
     once its RPC server is up and before that server stops. An
     ``exporter`` (``cyborg.metrics.Exporter``) serves the process's metrics
-    from start to stop.
+    from start to stop. With ``database_check`` (a ``DatabaseGate``'s
+    check, the conductor's) the RPC server stops consuming while the
+    database is out and consumes again once the check answers.
     """
 
-    def __init__(self, manager, topic, host, heartbeat, exporter=None):
+    def __init__(self, manager, topic, host, heartbeat, exporter=None,
+                 database_check=None):
         self.manager = manager
         self.topic = topic
         self.host = host
         self.heartbeat = heartbeat
         self.exporter = exporter
         self._server = None
+        self._server_lock = threading.Lock()
         self._heartbeat_loop = None
         self._stopped = threading.Event()
+        self._gate = None
+        if database_check is not None:
+            self._gate = DatabaseGate(database_check, self._pause_server,
+                                      self._resume_server)
 
     def start(self):
         """Start the RPC server and the heartbeat loop."""
         self._stopped.clear()
         if self.exporter is not None:
             self.exporter.start()
-        target = oslo_messaging.Target(topic=self.topic, server=self.host)
-        self._server = rpc.get_server(target, [self.manager])
-        self._server.start()
+        self._resume_server()
         self._start_heartbeat()
         if hasattr(self.manager, 'start_periodic_tasks'):
             self.manager.start_periodic_tasks()
+        if self._gate is not None:
+            self._gate.start(conf.CONF.report_interval)
         LOG.info('%s started on host %s', self.topic, self.host)
 
     def stop(self, graceful=True):
         """Stop the periodic tasks and heartbeat, then let the RPC server finish."""
+        if self._gate is not None:
+            self._gate.stop()
         if hasattr(self.manager, 'stop_periodic_tasks'):
             self.manager.stop_periodic_tasks()
         self._stop_heartbeat()
-        if self._server is not None:
-            self._server.stop()
-            self._server.wait()
-            self._server = None
+        self._pause_server()
         if self.exporter is not None:
             self.exporter.stop()
         self._stopped.set()
@@ -81,6 +90,29 @@ class RPCService(service.ServiceBase):
     def wait(self):
         """Block until ``stop`` has finished."""
         self._stopped.wait()
+
+    @property
+    def consuming(self):
+        """Whether the RPC server takes requests."""
+        return self._server is not None
+
+    def _resume_server(self):
+        """Start consuming the topic (a new RPC server), unless it does."""
+        with self._server_lock:
+            if self._server is None:
+                target = oslo_messaging.Target(topic=self.topic,
+                                               server=self.host)
+                server = rpc.get_server(target, [self.manager])
+                server.start()
+                self._server = server
+
+    def _pause_server(self):
+        """Stop consuming; the requests under way finish first."""
+        with self._server_lock:
+            server, self._server = self._server, None
+            if server is not None:
+                server.stop()
+                server.wait()
 
     def reset(self):
         """Restart the heartbeat loop so a changed report_interval applies."""
@@ -100,12 +132,96 @@ class RPCService(service.ServiceBase):
             self._heartbeat_loop = None
 
     def _send_heartbeat(self):
+        lost = None
         try:
             self.heartbeat(cyborg_context.get_admin_context())
+        except exception.DatabaseUnavailable as error:
+            lost = error
         except Exception as error:
             # The next interval tries again; a service stays up meanwhile.
             LOG.warning('Heartbeat of %s on %s failed: %s',
                         self.topic, self.host, error)
+        else:
+            db_api.OUTAGE.answered()
+        if lost is not None:
+            # Logged once per outage: here when the conductor said so (an
+            # agent's), in cyborg.db.api when this process's transaction
+            # failed (counted once all the same).
+            db_api.OUTAGE.failed(lost)
+
+
+class DatabaseGate:
+    """While the database is out, a service takes no RPC request.
+
+    A conductor that cannot reach its database would answer every request
+    503 while the others could serve them: it stops consuming its topic
+    (``pause``) when a check fails and consumes again (``resume``) when a
+    check answers. ``check(context)`` (a cheap read, ``SELECT 1``) runs
+    in a thread of its own every ``interval`` seconds, and at once when
+    any transaction of this process starts an outage
+    (``cyborg.db.api.OUTAGE``): never on a request's path.
+    """
+
+    def __init__(self, check, pause, resume):
+        self._check = check
+        self._pause = pause
+        self._resume = resume
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+        self.paused = False
+
+    def start(self, interval):
+        """Check every ``interval`` seconds from now on."""
+        self._stop.clear()
+        self._outage = db_api.OUTAGE
+        self._outage.listen(self._heard)
+        self._thread = threading.Thread(target=self._run, args=(interval,),
+                                        name='database-gate', daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        """Stop checking (the caller stops the server)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+            self._outage.unlisten(self._heard)
+
+    def _heard(self, started):
+        if started:
+            self._wake.set()
+
+    def _run(self, interval):
+        while not self._stop.is_set():
+            self._wake.wait(interval)
+            self._wake.clear()
+            if not self._stop.is_set():
+                self.check_once()
+
+    def check_once(self):
+        """Check the database; pause or resume on the answer. Returns
+        whether it answered."""
+        try:
+            self._check(cyborg_context.get_admin_context())
+        except exception.DatabaseUnavailable:
+            answered = False  # Logged once by cyborg.db.api.OUTAGE.
+        except Exception:
+            LOG.exception('The database check failed')
+            return False
+        else:
+            answered = True
+        if answered == self.paused:
+            self.paused = not answered
+            if answered:
+                self._resume()
+                LOG.info('The database answers: taking RPC requests again')
+            else:
+                LOG.info('The database is out: no RPC request is taken '
+                         'until it answers; other services take them')
+                self._pause()
+        return answered
 
 
 # Allocations between young collections (Python's default is 700): a

@@ -23,6 +23,7 @@ from cyborg.agent import rpcapi
 from cyborg.agent.drivers import base as drivers_base
 from cyborg.clients import glance as glance_client
 from cyborg.conductor import rpcapi as conductor_rpcapi
+from cyborg.db import api as db_api
 from cyborg.agent import metrics as agent_metrics
 
 LOG = logging.getLogger(__name__)
@@ -333,12 +334,20 @@ class AgentManager:
     def _report_periodically(self, stop, wake):
         while not stop.is_set():
             started = time.monotonic()
+            lost = None
             try:
                 self.report_inventory(cyborg_context.get_admin_context())
+            except exception.DatabaseUnavailable as error:
+                lost = error
             except Exception as error:
                 # One line per failure; the next interval tries again.
                 LOG.warning('Inventory report of %s to the conductor failed: '
                             '%s: %s', self.host, type(error).__name__, error)
+            else:
+                db_api.OUTAGE.answered()
+            if lost is not None:
+                # The conductor's: logged once per outage, not per report.
+                db_api.OUTAGE.failed(lost)
             # Read at every round, so a reloaded configuration applies.
             interval = conf.CONF.agent.report_interval
             elapsed = time.monotonic() - started

@@ -8,6 +8,7 @@ from cyborg import service
 from cyborg.conductor import manager
 from cyborg.conductor import rpcapi
 from cyborg.db import api as db_api
+from cyborg.db.queries import services as service_queries
 from cyborg.conductor import metrics as conductor_metrics
 
 
@@ -23,7 +24,10 @@ def main():
         endpoint = conductor_metrics.counting_endpoints(conductor)
         exporter = conductor_metrics.exporter(
             conf.CONF.metrics.bind_host, conf.CONF.metrics.conductor_port)
+    # While the database is out this conductor takes no RPC request: the
+    # others, whose database answers, take them.
     rpc_service = service.RPCService(endpoint, rpcapi.TOPIC, conf.CONF.host,
-                                     heartbeat=conductor.heartbeat)
+                                     heartbeat=conductor.heartbeat,
+                                     database_check=service_queries.check)
     return service.run(rpc_service, manager.BINARY,
                        workers=conf.CONF.conductor.workers, exporter=exporter)

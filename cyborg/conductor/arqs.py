@@ -159,12 +159,14 @@ def _check_uuids(arq_uuids):
 
 
 class Recorded(typing.NamedTuple):
-    """A bind ``record_bind`` recorded: its ARQ uuids (sorted) and what the
+    """A bind ``record_bind`` recorded: its ARQ uuids (sorted), what the
     recording transaction claimed (a ``bind_transactions.Claimed``, or None
-    when it claimed nothing)."""
+    when it claimed nothing), and whether it was a repeat of a bind
+    recorded before (then nothing changed and there is nothing to bind)."""
 
     arq_uuids: list
     claimed: object = None
+    repeated: bool = False
 
 
 def record_bind(context, bindings, *, lease=None, claim=None):
@@ -177,11 +179,17 @@ def record_bind(context, bindings, *, lease=None, claim=None):
     binder's ``claim_for_recording``) the same transaction claims them, so
     that the binder's first step after the commit is the agent call.
 
+    A repeat of a bind already recorded (every ARQ BindStarted or Bound
+    with exactly these bindings: the client's retry of a request whose
+    answer it lost) changes nothing and returns ``repeated``: the caller
+    answers as to the first and starts no second bind.
+
     :raises: Invalid (400) for a malformed binding or an instance that has
         other ARQs bound already; PolicyNotAuthorized (403) for a project_id
         set by a non-admin; ResourceNotFound (404) for an unknown ARQ;
-        Conflict (409) for an ARQ in a state a bind may not start from.
-        Nothing changes then.
+        Conflict (409) for an ARQ in a state a bind may not start from
+        (BindStarted or Bound with another binding among them). Nothing
+        changes then.
     """
     bindings = _check_bindings(context, bindings)
     try:
@@ -193,10 +201,15 @@ def record_bind(context, bindings, *, lease=None, claim=None):
         LOG.debug('Attach handles of ARQs %s were taken meanwhile; the '
                   'bind is recorded without its claim', sorted(bindings))
         claimed = _record_binds(context, bindings, None, None)
-    LOG.info('Binds recorded: %s', ', '.join(
+    described = ', '.join(
         '%s to instance %s on %s' % (uuid, binding['instance_uuid'],
                                      binding['hostname'])
-        for uuid, binding in sorted(bindings.items())))
+        for uuid, binding in sorted(bindings.items()))
+    if claimed is _REPEATED:
+        LOG.info('Bind repeated, recorded already; nothing changed: %s',
+                 described)
+        return Recorded(sorted(bindings), None, repeated=True)
+    LOG.info('Binds recorded: %s', described)
     return Recorded(sorted(bindings), claimed)
 
 
@@ -212,12 +225,30 @@ def _check_bindings(context, bindings):
     return checked
 
 
+# What _record_binds returns for a repeat of a recorded bind.
+_REPEATED = object()
+
+
+def _is_repeat(found, bindings):
+    """Whether every ARQ of ``found`` (locked rows) is recorded for, or
+    Bound by, exactly its binding of ``bindings`` (``project_id`` when the
+    binding names one)."""
+    for uuid, row in found.items():
+        binding = bindings[uuid]
+        if row['state'] not in STATES.HOLDING or any(
+                row[name] != value for name, value in binding.items()):
+            return False
+    return True
+
+
 @db_api.writer
 def _record_binds(context, bindings, lease, claim):
     """Record the bind, leased under ``lease`` when given, and run
     ``claim`` (when given, with ``lease``) in the same transaction; return
-    its claim, or None."""
+    its claim, or None; ``_REPEATED`` (nothing written) for a repeat."""
     found = _locked(context, list(bindings))
+    if _is_repeat(found, bindings):
+        return _REPEATED
     _check_states(found, STATES.BIND_FROM, 'bind')
     instances = {binding['instance_uuid'] for binding in bindings.values()}
     others = arq_queries.bound_to_instances(

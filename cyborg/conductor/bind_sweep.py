@@ -13,6 +13,7 @@ from oslo_utils import timeutils
 
 from cyborg import exception
 from cyborg.conductor import bind_finishing
+from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 
 LOG = logging.getLogger(__name__)
@@ -29,20 +30,24 @@ class Sweeper:
         self._binder = binder
 
     def run(self, stop):
-        """Sweep now and every sweep interval until ``stop`` is set."""
+        """Sweep now and every sweep interval until ``stop`` is set.
+
+        While the database is out (``db_api.OUTAGE``, logged there once)
+        the sweep skips; the first after it is the initial one again when
+        the initial one never ran."""
         interval = self._binder.settings.sweep_interval
         first = True
         while not stop.is_set():
-            try:
-                self.sweep(initial=first)
-            except exception.DatabaseUnavailable as error:
-                # An outage is no bug of the sweep: no traceback.
-                LOG.warning('Sweep of the recorded binds skipped: %s; '
-                            'trying again in %s s', error, interval)
-            except Exception:
-                LOG.exception('Sweep of the recorded binds failed; trying '
-                              'again in %s s', interval)
-            first = False
+            if not db_api.OUTAGE.ongoing:
+                try:
+                    self.sweep(initial=first)
+                    first = False
+                except exception.DatabaseUnavailable:
+                    pass  # Counted and logged by db_api.OUTAGE.
+                except Exception:
+                    LOG.exception('Sweep of the recorded binds failed; '
+                                  'trying again in %s s', interval)
+                    first = False
             stop.wait(interval)
 
     def sweep(self, initial=False):

@@ -20,12 +20,14 @@ import uuid
 from oslo_utils import timeutils
 
 from cyborg import context as cyborg_context
+from cyborg import exception
 from cyborg.conductor import agent_calls
 from cyborg.conductor import bind_events
 from cyborg.conductor import bind_finishing
 from cyborg.conductor import bind_programming
 from cyborg.conductor import bind_sweep
 from cyborg.conductor import bind_transactions as transactions
+from cyborg.db import api as db_api
 from cyborg.db.queries import arq_binding as queries
 from cyborg.conductor import metrics as conductor_metrics
 
@@ -166,6 +168,9 @@ class Binder:
         left = sorted(self.under_way.clear())
         try:
             queries.release_leases(self.context, left, self.owner)
+        except exception.DatabaseUnavailable:
+            LOG.info('The leases of ARQs %s are taken over when they run '
+                     'out: the database is out', left)
         except Exception:
             LOG.exception('Could not release the leases of ARQs %s; they '
                           'are taken over when the leases run out', left)
@@ -211,6 +216,10 @@ class Binder:
             try:
                 if not stop.is_set():
                     self.bind(batch, claimed)
+            except exception.DatabaseUnavailable:
+                # The outage is logged once (db_api.OUTAGE), not per bind.
+                LOG.info('Bind of ARQs %s broken off: the database is out; '
+                         'a sweep takes it over', ', '.join(batch))
             except Exception:
                 # The ARQs stay in BindStarted: a sweep takes them over.
                 LOG.exception('Binding ARQs %s failed', ', '.join(batch))
@@ -302,8 +311,12 @@ class Binder:
         # longer than a lease lasts: the leases of work under way must not
         # run out while this binder is alive.
         while not stop.wait(self.settings.sweep_interval):
+            if db_api.OUTAGE.ongoing:
+                continue
             try:
                 self.renew_leases()
+            except exception.DatabaseUnavailable:
+                pass  # Counted and logged by db_api.OUTAGE.
             except Exception:
                 LOG.exception('Renewing the leases of the binds under way '
                               'failed; trying again in %s s',

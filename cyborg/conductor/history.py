@@ -17,7 +17,9 @@ import threading
 
 from oslo_utils import timeutils
 
+from cyborg import exception
 from cyborg.common import vocabulary
+from cyborg.db import api as db_api
 from cyborg.db.queries import history as history_queries
 
 LOG = logging.getLogger(__name__)
@@ -105,7 +107,10 @@ class Pruner:
     def _run(self):
         while not self._stop.is_set():
             try:
-                self.prune()
+                if not db_api.OUTAGE.ongoing:
+                    self.prune()
+            except exception.DatabaseUnavailable:
+                pass  # Counted and logged by db_api.OUTAGE.
             except Exception:
                 LOG.exception('Pruning the history failed; trying again in '
                               '%s s', self.settings.interval)

@@ -166,11 +166,15 @@ class ConductorManager:
     @oslo_messaging.expected_exceptions(exception.CyborgException)
     def bind_arqs(self, context, bindings):
         """Record the bindings, leased to the binder and claimed in the
-        same transaction, then hand them to the binder and return."""
+        same transaction, then hand them to the binder and return.
+
+        A repeat of a recorded bind (a retry whose first answer was lost)
+        returns as the first did, and starts no second bind."""
         recorded = arqs.record_bind(context, bindings,
                                     lease=self.binder.lease,
                                     claim=self.binder.claim_for_recording)
-        self.binder.submit(recorded.arq_uuids, recorded.claimed)
+        if not recorded.repeated:
+            self.binder.submit(recorded.arq_uuids, recorded.claimed)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

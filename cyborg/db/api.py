@@ -41,8 +41,14 @@ from oslo_db import exception as db_exception
 from oslo_db.sqlalchemy import enginefacade
 
 from cyborg import exception
+from cyborg.common import outage
 
 LOG = logging.getLogger(__name__)
+
+# This process's outages of the database: every outermost transaction
+# counts a failure (DatabaseUnavailable) or ends one; logged there, once
+# at each end (cyborg.common.outage).
+OUTAGE = outage.Outage('the database')
 
 main_context_manager = enginefacade.transaction_context()
 
@@ -458,14 +464,22 @@ def _retrying_read(transactional, context, *args, **kwargs):
 
 def _translating(call, *args, **kwargs):
     """``call(...)``, with an unreachable database as DatabaseUnavailable
-    (the driver's error as its cause)."""
+    (the driver's error as its cause), counted in ``OUTAGE``; a success
+    ends an outage."""
     try:
-        return call(*args, **kwargs)
+        result = call(*args, **kwargs)
     except Exception as error:
         unavailable = _translated(error)
         if unavailable is None:
             raise
-        raise unavailable from error
+        cause = error
+    else:
+        OUTAGE.answered()
+        return result
+    # Out of the except clause: oslo.log would add the driver's error to
+    # the outage's warning.
+    OUTAGE.failed(unavailable)
+    raise unavailable from cause
 
 
 def writer(function):

@@ -6,6 +6,7 @@ from oslotest import base
 
 from cyborg import conf
 from cyborg import objects
+from cyborg.common import outage
 
 
 class TestCase(base.BaseTestCase):
@@ -20,6 +21,10 @@ class TestCase(base.BaseTestCase):
         # in the deployed default, /var/lib/cyborg, shared by every test.
         self.config(state_path=self.useFixture(fixtures.TempDir()).path)
         objects.register_all()
+        # Each test starts with the database answering, whatever an earlier
+        # test made of this process's outage.
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.db.api.OUTAGE', outage.Outage('the database')))
 
     def flags(self, group=None, **kw):
         """Override options for this test only."""

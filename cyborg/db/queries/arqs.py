@@ -186,12 +186,15 @@ def create_many(context, values_list):
 def lock_arqs(context, uuids=None, instance_uuid=None, project_id=None):
     """The ARQs with these uuids, or of this instance, locked until commit.
 
-    Rows are mappings of id, uuid, state, instance_uuid and attach_handle_id;
-    with ``project_id`` only that project's ARQs are seen.
+    Rows are mappings of id, uuid, state, attach_handle_id and the binding
+    (instance_uuid, hostname, device_rp_uuid, project_id); with
+    ``project_id`` only that project's ARQs are seen.
     """
     table = ARQ_TABLE
     query = sa.select(table.c.id, table.c.uuid, table.c.state,
-                      table.c.instance_uuid, table.c.attach_handle_id)
+                      table.c.instance_uuid, table.c.attach_handle_id,
+                      table.c.hostname, table.c.device_rp_uuid,
+                      table.c.project_id)
     if uuids is not None:
         query = query.where(table.c.uuid.in_(sorted(set(uuids))))
     if instance_uuid is not None:

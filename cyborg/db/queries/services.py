@@ -44,6 +44,13 @@ def service_for(context, host, binary):
 
 
 @db_api.reader
+def check(context):
+    """``SELECT 1``: whether the database answers (DatabaseUnavailable
+    when not), the cheapest round trip there is."""
+    return context.session.execute(sa.text('SELECT 1')).scalar()
+
+
+@db_api.reader
 def all_services(context):
     """Every service row, ordered by binary then host."""
     query = sa.select(models.Service).order_by(

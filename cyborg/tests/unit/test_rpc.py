@@ -1,7 +1,9 @@
 """cyborg.rpc: the local-dispatch shortcut behaves like the fake:// wire."""
 
+import logging
 import threading
 
+import fixtures
 import oslo_messaging
 
 from cyborg import conf
@@ -50,6 +52,11 @@ class Endpoint:
     @oslo_messaging.expose
     def foreign_error(self, context):
         raise NotAllowedRemotely('from elsewhere')
+
+    @oslo_messaging.expose
+    def lost_database(self, context):
+        # No expected_exceptions: the server's dispatcher expects it.
+        raise exception.DatabaseUnavailable(reason='OperationalError 2003')
 
     @oslo_messaging.expose
     def remember(self, context, value):
@@ -152,6 +159,17 @@ class TestLocalDispatchMatchesWire(base.TestCase):
         self.assertIsInstance(local, oslo_messaging.RemoteError)
         self.assertEqual(type(wire).__name__, local.exc_type)
         self.assertEqual(str(wire), local.value)
+
+    def test_a_lost_database_keeps_its_class_and_no_traceback(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name='oslo_messaging.rpc.server', level=logging.INFO))
+        wire, local = self._errors('lost_database')
+
+        for error in (wire, local):
+            self.assertIsInstance(error, exception.DatabaseUnavailable)
+            self.assertEqual(503, error.code)
+        self.assertNotIn('Exception during message handling', log.output)
+        self.assertNotIn('Traceback', log.output)
 
     def test_unexposed_method_is_refused_on_both_paths(self):
         wire, local = self._errors('not_exposed')

@@ -10,6 +10,7 @@ restarting either service.
 
 import http.client
 import json
+import re
 import time
 import uuid
 
@@ -19,6 +20,10 @@ from oslo_db.sqlalchemy import engines
 from testtools import content
 from testtools import content_type
 
+from cyborg import conf
+from cyborg import context as cyborg_context
+from cyborg import exception
+from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.db import migration
 from cyborg.tests import base
 from cyborg.tests.fixtures import db_server
@@ -42,7 +47,7 @@ class DatabaseOutageMixin:
                                              mysql_sql_mode='TRADITIONAL')
         self.addCleanup(self.engine.dispose)
         migration.upgrade('head', engine=self.engine)
-        rabbit = self.useFixture(messaging.RabbitIsolation())
+        self.rabbit = rabbit = self.useFixture(messaging.RabbitIsolation())
         suffix = uuid.uuid4().hex[:8]
         self.api_port = processes.free_port()
         common = {
@@ -59,6 +64,9 @@ class DatabaseOutageMixin:
             'cyborg-conductor', {
                 'DEFAULT': dict(common, host='conductor-%s' % suffix),
                 'database': database,
+                # The sweep and the pruner run during the outage too.
+                'conductor': {'bind_sweep_interval': 1,
+                              'history_prune_interval': 1},
             }))
         self.api_options = {
             'DEFAULT': dict(common, host='api-%s' % suffix,
@@ -105,6 +113,18 @@ class DatabaseOutageMixin:
             return None
 
     def _assert_unavailable(self, method, path, body=None, port=None):
+        self._assert_503(method, path, body, port,
+                         ('The database is unavailable',))
+
+    def _assert_write_unavailable(self, path, body):
+        """A write the conductor was asked for: refused by a conductor
+        that lost the database, or unanswered by one that stopped taking
+        requests for that reason (the only one: nobody else serves it)."""
+        self._assert_503('POST', path, body, None,
+                         ('The database is unavailable',
+                          'did not answer in time'))
+
+    def _assert_503(self, method, path, body, port, messages):
         status, decoded, retry_after, _ = self._request(method, path, body,
                                                         port)
         self.assertEqual(503, status, '%s %s: %r\n%s' % (
@@ -113,7 +133,8 @@ class DatabaseOutageMixin:
         self.assertEqual(['error_message'], list(decoded))
         fault = json.loads(decoded['error_message'])
         self.assertEqual('Server', fault['faultcode'])
-        self.assertIn('The database is unavailable', fault['faultstring'])
+        self.assertTrue(any(message in fault['faultstring']
+                            for message in messages), fault)
         self.assertNotIn('Traceback', fault['faultstring'])
 
     def _conductor_beats(self):
@@ -143,8 +164,8 @@ class DatabaseOutageMixin:
         self.server.stop()
         # A read of the API's own, then a write the conductor makes.
         self._assert_unavailable('GET', '/v2/device_profiles')
-        self._assert_unavailable('POST', '/v2/device_profiles',
-                                 self._profile('during'))
+        self._assert_write_unavailable('/v2/device_profiles',
+                                       self._profile('during'))
         self._assert_unavailable('GET', '/v2/device_profiles')
         # An API process started during the outage does not wait for the
         # database either.
@@ -170,9 +191,13 @@ class DatabaseOutageMixin:
             self.services, timeout=RECOVERY_TIMEOUT)
         status, decoded, _, _ = self._request('GET', '/v2/device_profiles')
         self.assertEqual(200, status)
+        # 'during' was refused, or left unanswered by the conductor that
+        # stopped taking requests: then it may have been made when the
+        # database came back within the call's timeout.
         self.assertEqual(
             ['after', 'before', 'restarted'],
-            sorted(profile['name'] for profile in decoded['device_profiles']))
+            sorted(profile['name'] for profile in decoded['device_profiles']
+                   if profile['name'] != 'during'))
 
         self.assertEqual(200, self._request('GET', '/v2/device_profiles',
                                             port=late_port)[0])
@@ -186,6 +211,55 @@ class DatabaseOutageMixin:
             self.assertIn('answered 503: The database is unavailable',
                           api_log)
         self.assertTrue(self.api.is_running() and self.conductor.is_running())
+
+
+    def test_an_outage_is_logged_once_as_it_starts_and_once_as_it_ends(self):
+        processes.wait_until(self._conductor_beats, 'the conductor heartbeat',
+                             self.services, timeout=30)
+        processes.wait_until(
+            lambda: self._answered('GET', '/v2/device_profiles') == 200,
+            'cyborg-api answering', self.services, timeout=30)
+        self.useFixture(messaging.Messaging(
+            conf.CONF, self.rabbit.transport_url,
+            self.rabbit.control_exchange))
+        conductors = conductor_rpcapi.ConductorAPI()
+        context = cyborg_context.get_admin_context()
+
+        self.server.stop()
+        # Requests the conductor serves meanwhile, one of an endpoint that
+        # declares no expected exception (an agent's heartbeat), while its
+        # heartbeat, sweep and pruner fail every second.
+        for _ in range(3):
+            self._assert_write_unavailable('/v2/device_profiles',
+                                           self._profile('during'))
+            # Refused, or unanswered once the conductor stopped taking
+            # requests (no other one serves them).
+            self.assertRaises(exception.ServiceUnavailable,
+                              conductors.report_heartbeat, context,
+                              'compute-x', 'cyborg-agent', 'cyborg-agent',
+                              timeout=2)
+        time.sleep(3)
+        self.server.start()
+        processes.wait_until(
+            lambda: 'End of the outage of the database' in
+            self.conductor.log(), 'the conductor seeing the database back',
+            self.services, timeout=RECOVERY_TIMEOUT)
+        self.assertEqual(201, self._request(
+            'POST', '/v2/device_profiles', self._profile('after'))[0])
+
+        log = self.conductor.log()
+        warnings = [line for line in log.splitlines()
+                    if ' WARNING ' in line and 'database' in line.lower()]
+        self.assertEqual(2, len(warnings), log)
+        self.assertIn('Outage of the database: The database is '
+                      'unavailable', warnings[0])
+        ended = re.search(r'End of the outage of the database after '
+                          r'[\d.]+ s; (\d+) tries failed', warnings[1])
+        self.assertIsNotNone(ended, warnings[1])
+        # Its own heartbeats every second, at least.
+        self.assertGreaterEqual(int(ended.group(1)), 3, warnings[1])
+        self.assertNotIn('Traceback', log)
+        self.assertEqual([], re.findall(r'.* \d+ ERROR .*', log))
 
 
 class TestDatabaseOutageMySQL(DatabaseOutageMixin, base.TestCase):

@@ -78,7 +78,9 @@ class ARQsTestCase(projects.ProjectsTestCase):
         recorded = arqs.record_bind(context, bindings,
                                     lease=self.binder.lease,
                                     claim=self.binder.claim_for_recording)
-        self.binder.submit(recorded.arq_uuids, recorded.claimed)
+        if not recorded.repeated:
+            self.binder.submit(recorded.arq_uuids, recorded.claimed)
+        return recorded
 
 
 class CreateTests(ARQsTestCase):

@@ -139,3 +139,24 @@ class TestTransactions(base.TestCase):
         self.assertRaises(exception.DatabaseUnavailable, write, self.context)
         self.assertEqual([db_exception.DBConnectionError], seen)
         self.assertEqual(1, self.calls)
+
+    def test_the_outage_is_counted_and_ends_with_a_success(self):
+        read = db_api.reader(self._failing(failures=2 * (
+            db_api.READ_RETRIES + 1)))
+        write = db_api.writer(self._failing(failures=0))
+        self.assertRaises(exception.DatabaseUnavailable, read, self.context)
+        self.assertTrue(db_api.OUTAGE.ongoing)
+        self.assertRaises(exception.DatabaseUnavailable, read, self.context)
+        self.assertEqual(2, db_api.OUTAGE._failures)
+        self.assertEqual(7, read(self.context))
+        self.assertFalse(db_api.OUTAGE.ongoing)
+        # An error that is not an outage neither starts nor counts one.
+        self.assertRaises(db_exception.DBDuplicateEntry, db_api.writer(
+            lambda context: self._raise(db_exception.DBDuplicateEntry())),
+            self.context)
+        self.assertFalse(db_api.OUTAGE.ongoing)
+        self.assertEqual(7, write(self.context))
+
+    @staticmethod
+    def _raise(error):
+        raise error
