@@ -218,9 +218,10 @@ class DatabaseGate:
                 self._resume()
                 LOG.info('The database answers: taking RPC requests again')
             else:
+                # Logged once it is so: the server has stopped consuming.
+                self._pause()
                 LOG.info('The database is out: no RPC request is taken '
                          'until it answers; other services take them')
-                self._pause()
         return answered
 
 
