@@ -1,4 +1,5 @@
-"""The common setup of the API tests that count SQL statements.
+"""The common setup of the API tests that count SQL statements, and of
+those that post actions as an operator or a project member.
 
 A :class:`RealAppTestCase` serves the real WSGI application (noauth, the
 policy defaults) over a fresh database of ``backend`` migrated to head, and
@@ -7,7 +8,10 @@ transaction control. A case that names ``conductor_server`` also gets a
 real ``ConductorManager`` reached by local RPC dispatch in this process.
 """
 
+import json
+
 import sqlalchemy as sa
+import webob
 
 from cyborg import policies
 from cyborg import rpc
@@ -16,6 +20,13 @@ from cyborg.conductor import manager as conductor_manager
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
+
+# The headers of an operator (admin) and of a project's member, as
+# keystonemiddleware would set them.
+ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'admin-project',
+         'X-User-Id': 'operator', 'X-Service-Identity-Status': 'Invalid'}
+MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'project-1',
+          'X-Service-Identity-Status': 'Invalid'}
 
 # Transaction control (the SQLite driver's BEGIN) is not a query.
 TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
@@ -54,3 +65,17 @@ class RealAppTestCase(base.TestCase):
                executemany):
         if statement.split(None, 1)[0].upper() not in TRANSACTION_CONTROL:
             self.statements.append(statement)
+
+    def post(self, path, status, version='2.6', body=None, headers=ADMIN):
+        """POST ``body`` (JSON, or bytes as they are) at ``version``;
+        assert the answer's ``status`` and return it."""
+        headers = dict(headers, **{
+            'OpenStack-API-Version': 'accelerator ' + version})
+        request = webob.Request.blank(path, method='POST', headers=headers)
+        if body is not None:
+            request.body = body if isinstance(body, bytes) else \
+                json.dumps(body).encode()
+            request.content_type = 'application/json'
+        response = request.get_response(self.application)
+        self.assertEqual(status, response.status_int, response.text)
+        return response

@@ -1,7 +1,6 @@
 """POST /v2/{devices,deployables}/{uuid}/clear_health (2.6) through the
 real WSGI application, a conductor by local RPC and the real Placement."""
 
-import json
 
 import webob
 from oslo_utils import uuidutils
@@ -16,10 +15,8 @@ from cyborg.tests.fixtures import placement as placement_fixture
 from cyborg.tests.unit.api import real_app
 from cyborg.tests.unit.db import records
 
-ADMIN = {'X-Roles': 'admin', 'X-Project-Id': 'admin-project',
-         'X-User-Id': 'operator', 'X-Service-Identity-Status': 'Invalid'}
-MEMBER = {'X-Roles': 'member,reader', 'X-Project-Id': 'project-1',
-          'X-Service-Identity-Status': 'Invalid'}
+ADMIN = real_app.ADMIN
+MEMBER = real_app.MEMBER
 FAILED = vocabulary.Health.FAILED
 
 
@@ -39,18 +36,6 @@ class ClearHealthAPITest(real_app.RealAppTestCase):
                                          FAILED, 'AER fatal errors: 1')
         health_queries.set_deployable_health(
             self.context, self.deployable.id, FAILED, 'broken')
-
-    def post(self, path, status, version='2.6', body=None, headers=ADMIN):
-        headers = dict(headers, **{
-            'OpenStack-API-Version': 'accelerator ' + version})
-        request = webob.Request.blank(path, method='POST', headers=headers)
-        if body is not None:
-            request.body = body if isinstance(body, bytes) else \
-                json.dumps(body).encode()
-            request.content_type = 'application/json'
-        response = request.get_response(self.application)
-        self.assertEqual(status, response.status_int, response.text)
-        return response
 
     def health(self, collection):
         if collection == 'devices':
