@@ -262,7 +262,12 @@ def check_stored(target, document, max_pages=20, max_items=200):
     for route in routes.ROUTES:
         if route.method != 'GET' or '{' in route.path or route.query is None:
             continue
-        key = _ITEM_KEYS[route.path.rsplit('/', 1)[-1]]
+        name = route.path.rsplit('/', 1)[-1]
+        if name not in _ITEM_KEYS:
+            # Not a collection of items one can GET (the fleet's data,
+            # paged by host since it can hold 10,000 of them).
+            continue
+        key = _ITEM_KEYS[name]
         item_path = next(path for path in document['paths']
                          if path.startswith(route.path + '/{')
                          and path.count('/') == route.path.count('/') + 1)
