@@ -104,9 +104,10 @@ class ConductorManager:
         (an unchanged report: neither, ``report_digest``)."""
         # Once applied (or found unchanged), host_status calls waiting for
         # it look again.
-        report_digest.receive(context, self.placement, host, devices,
-                              self.report_settings,
-                              on_applied=self.host_reports.reported)
+        applied = report_digest.receive(
+            context, self.placement, host, devices, self.report_settings,
+            on_applied=self.host_reports.reported)
+        conductor_metrics.count_report(applied)
 
     @oslo_messaging.expose
     @oslo_messaging.expected_exceptions(exception.CyborgException)

@@ -44,6 +44,12 @@ REPORT_SECONDS = prometheus_client.Histogram(
     'Time the conductor took to apply an agent\'s inventory report and '
     'bring Placement in step, by outcome (ok or failed).',
     ['outcome'], registry=REGISTRY)
+REPORTS = prometheus_client.Counter(
+    'cyborg_conductor_inventory_reports',
+    'Inventory reports received, by result: applied (written and Placement '
+    'synced) or unchanged (the same as the host\'s last applied report, '
+    'skipped at the cost of one statement).',
+    ['result'], registry=REGISTRY)
 RPC_ERRORS = prometheus_client.Counter(
     'cyborg_conductor_rpc_errors',
     'Exceptions raised by the conductor\'s RPC endpoints, by method and '
@@ -62,6 +68,12 @@ def observe_binds(decisions, ended, now):
             continue
         seconds = (now - decision.started_at).total_seconds()
         BIND_SECONDS.labels(state).observe(max(seconds, 0))
+
+
+def count_report(applied):
+    """Count a report the conductor applied (True) or found unchanged."""
+    if metrics.is_enabled():
+        REPORTS.labels('applied' if applied else 'unchanged').inc()
 
 
 # Time an inventory report endpoint, whether it succeeds or raises.

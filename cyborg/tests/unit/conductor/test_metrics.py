@@ -31,6 +31,7 @@ HOST = cases.HOST
 BOUND = vocabulary.ARQState.BOUND
 BIND_COUNT = 'cyborg_conductor_bind_duration_seconds_count'
 REPORT_COUNT = 'cyborg_conductor_inventory_report_duration_seconds_count'
+REPORTS = 'cyborg_conductor_inventory_reports_total'
 RPC_ERRORS = 'cyborg_conductor_rpc_errors_total'
 
 
@@ -124,6 +125,25 @@ class TestConductorEndpointMetrics(base.TestCase):
                          after.value(REPORT_COUNT, outcome='failed'))
         self.assertEqual(1, after.value('cyborg_devices', type='GPU',
                                         host='compute-1'))
+
+    def test_reports_are_counted_applied_or_unchanged(self):
+        inventory = [test_report.drivers.device_to_primitive(
+            test_report.gpu(0x3b), 'gpu_driver')]
+        before = scraping.scrape(self.exporter.port)
+
+        self.api.report_inventory(self.context, 'compute-2', inventory)
+        self.api.report_inventory(self.context, 'compute-2', inventory)
+        self.api.report_inventory(self.context, 'compute-2', inventory)
+
+        after = scraping.scrape(self.exporter.port)
+
+        def grown(result):
+            return (after.value(REPORTS, result=result)
+                    - before.value(REPORTS, result=result))
+
+        # The first is applied in full; the same report again is skipped.
+        self.assertEqual(1, grown('applied'))
+        self.assertEqual(2, grown('unchanged'))
 
     def test_exceptions_of_endpoints_are_counted_by_method(self):
         labels = dict(method='delete_arqs', error='ResourceNotFound')
