@@ -97,8 +97,15 @@ class _Seen:
 _seen = _Seen()
 
 
-def _utcnow():
-    # Naive UTC, as the models' timestamps.
+def remember_synced(placement, host):
+    """Remember that ``host``'s report was applied and Placement synced
+    through ``placement`` (a conductor's client), as ``receive`` does
+    after a sync that succeeded."""
+    _seen.add(placement, host)
+
+
+def utcnow():
+    """Now, naive UTC, as the models' timestamps."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
@@ -117,7 +124,7 @@ def receive(context, placement, host, devices, settings, on_applied=None):
     report_digest = None
     if settings.resync_interval:
         report_digest = digest(devices)
-        since = _utcnow() - datetime.timedelta(
+        since = utcnow() - datetime.timedelta(
             seconds=settings.resync_interval)
         if _seen.has(placement, host) and host_locks.in_step(
                 context, host, report_digest, since):
@@ -131,7 +138,7 @@ def receive(context, placement, host, devices, settings, on_applied=None):
     finally:
         on_applied(host)
     if synced:
-        _seen.add(placement, host)
+        remember_synced(placement, host)
     if synced and stored is not None:
-        host_locks.mark_synced(context, host, stored, _utcnow())
+        host_locks.mark_synced(context, host, stored, utcnow())
     return True
