@@ -41,7 +41,8 @@ NAMESPACES = ('cyborg', 'oslo.db', 'oslo.log', 'oslo.messaging',
               'oslo.policy', 'oslo.middleware.cors',
               'oslo.middleware.http_proxy_to_wsgi',
               'oslo.middleware.healthcheck',
-              'keystonemiddleware.auth_token', 'oslo.limit')
+              'keystonemiddleware.auth_token', 'oslo.limit',
+              'oslo.service.service')
 
 # Upstream's name -> ours, as (group, option) pairs: what an operator's
 # file may still say, and where the value now goes. Each pair is a
