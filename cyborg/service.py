@@ -20,6 +20,7 @@ from cyborg import exception
 from cyborg import metrics
 from cyborg import objects
 from cyborg import rpc
+from cyborg.conf import upstream as upstream_conf
 from cyborg.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -248,10 +249,15 @@ def settle_heap():
 
 
 def prepare_service(argv):
-    """Parse the command line and config files, set up logging, objects and RPC."""
+    """Parse the command line and config files, set up logging, objects and RPC.
+
+    Options of the files that no option here reads (some of OpenStack
+    Cyborg's, in a carried-over cyborg.conf) are logged in one warning.
+    """
     log.register_options(conf.CONF)
     conf.CONF(argv[1:], project='cyborg')
     log.setup(conf.CONF, 'cyborg')
+    upstream_conf.warn_unknown_options(conf.CONF)
     objects.register_all()
     rpc.init(conf.CONF)
 

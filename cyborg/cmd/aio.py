@@ -16,6 +16,7 @@ from cyborg.aio import conf as aio_conf
 from cyborg.aio import launcher
 from cyborg.common import listening
 from cyborg import conf
+from cyborg.conf import upstream as upstream_conf
 from cyborg import objects
 from cyborg import service
 
@@ -32,6 +33,7 @@ def main(argv=None):
     conf.CONF(argv[1:], project='cyborg', default_config_files=[],
               default_config_dirs=[])
     log.setup(conf.CONF, 'cyborg')
+    upstream_conf.warn_unknown_options(conf.CONF)
     objects.register_all()
 
     stop_requested = threading.Event()

@@ -23,12 +23,13 @@ from cyborg.conf import placement
 from cyborg.conf import quota
 from cyborg.conf import service_user
 from cyborg.conf import upgrade_levels
+from cyborg.conf import upstream
 
 CONF = cfg.CONF
 
 MODULES = (default, api, database, agent, conductor, placement, glance, nova,
            keystone_authtoken, service_user, upgrade_levels, metrics, quota,
-           health)
+           health, upstream)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -29,18 +29,26 @@ def _adapter_opts(service_type):
     return opts
 
 
-def register_client_group(conf, group, service_type, adapter=True):
-    """Register the keystoneauth options of ``group`` on ``conf``."""
+def register_client_group(conf, group, service_type, adapter=True,
+                          deprecated_opts=None):
+    """Register the keystoneauth options of ``group`` on ``conf``.
+
+    ``deprecated_opts`` ({option: [cfg.DeprecatedOpt]}) gives session
+    options other names they are read under, as keystoneauth takes them.
+    """
     conf.register_group(group)
-    ks_loading.register_session_conf_options(conf, group.name)
+    ks_loading.register_session_conf_options(
+        conf, group.name, deprecated_opts=deprecated_opts)
     ks_loading.register_auth_conf_options(conf, group.name)
     if adapter:
         conf.register_opts(_adapter_opts(service_type), group=group.name)
 
 
-def list_client_opts(group, service_type=None, adapter=True):
+def list_client_opts(group, service_type=None, adapter=True,
+                     deprecated_opts=None):
     """All options of a client group, for the sample config generator."""
-    opts = (ks_loading.get_session_conf_options()
+    opts = (ks_loading.get_session_conf_options(
+                deprecated_opts=deprecated_opts)
             + ks_loading.get_auth_common_conf_options()
             + ks_loading.get_auth_plugin_conf_options('password'))
     if adapter:

@@ -13,7 +13,10 @@ opts = [
              'nvidia_gpu_driver, pci_driver.'),
     cfg.IntOpt(
         'report_interval', default=60, min=1,
-        help='Seconds between two full inventory reports of the agent.'),
+        deprecated_name='periodic_interval', deprecated_group='DEFAULT',
+        help='Seconds between two full inventory reports of the agent. '
+             "OpenStack Cyborg's [DEFAULT] periodic_interval, which paced "
+             "its agent's resource report, is read as this option."),
     cfg.StrOpt(
         'fake_inventory',
         help='Path of a YAML or JSON file describing the simulated devices '

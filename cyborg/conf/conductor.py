@@ -12,7 +12,7 @@ opts = [
         'rpc_thread_pool_size', default=64, min=1,
         help='Threads serving RPC requests in each conductor process.'),
     cfg.IntOpt(
-        'bind_timeout', default=240, min=1,
+        'bind_timeout', default=240, min=1, deprecated_group='DEFAULT',
         help='Seconds an accelerator request may stay in BindStarted. Past '
              'this the conductor sets it to BindFailed and tells Nova, '
              'whatever the agent is doing (an agent that died or never '
@@ -20,7 +20,9 @@ opts = [
              'handles (see prepare_call_timeout), which may include '
              'programming an FPGA. Keep it below '
              "Nova's [DEFAULT] arq_binding_timeout (300 by default), so "
-             'that Nova hears of the failure before it gives up by itself.'),
+             'that Nova hears of the failure before it gives up by itself. '
+             "OpenStack Cyborg's [DEFAULT] bind_timeout is read as this "
+             'option.'),
     cfg.IntOpt(
         'prepare_call_timeout', default=30, min=2,
         help='Seconds one call asking an agent to prepare the attach handles '
@@ -39,8 +41,11 @@ opts = [
              'would load the bitstream twice.'),
     cfg.IntOpt(
         'bind_workers', default=8, min=1,
+        deprecated_name='thread_pool_size', deprecated_group='DEFAULT',
         help='Threads of each conductor process that finish binds; each '
-             'works on the ARQs of one bind request at a time.'),
+             'works on the ARQs of one bind request at a time. OpenStack '
+             "Cyborg's [DEFAULT] thread_pool_size, the pool of its bind "
+             'jobs, is read as this option.'),
     cfg.IntOpt(
         'bind_sweep_interval', default=10, min=1,
         help='Seconds between two sweeps of the recorded bind work: a '

@@ -60,12 +60,14 @@ nvidia_gpu_group = cfg.OptGroup(
 nvidia_gpu_opts = [
     cfg.StrOpt('sysfs_root', default='/sys', help=_SYSFS_ROOT_HELP),
     cfg.ListOpt('enabled_vgpu_types', default=[],
+                deprecated_group='gpu_devices',
                 help='vGPU types (names of the directories of '
                      'mdev_supported_types, e.g. nvidia-222) reported as VGPU '
                      'deployables. Empty: every type the GPU offers. A GPU '
                      'runs one type at a time, so enable one type per GPU '
                      'model to keep Placement from promising more than the '
-                     'GPU can create.'),
+                     'GPU can create. OpenStack Cyborg\'s [gpu_devices] '
+                     'enabled_vgpu_types is read as this option.'),
 ]
 
 pci_group = cfg.OptGroup(

@@ -15,6 +15,7 @@ from oslo_log import log
 from cyborg.api import app
 from cyborg import conf
 from cyborg.conf import opts
+from cyborg.conf import upstream as upstream_conf
 from cyborg.db import api as db_api
 from cyborg import objects
 from cyborg import rpc
@@ -41,6 +42,7 @@ def init_application():
     log.register_options(conf.CONF)
     conf.CONF([], project='cyborg', default_config_files=config_files())
     log.setup(conf.CONF, 'cyborg')
+    upstream_conf.warn_unknown_options(conf.CONF)
     objects.register_all()
     rpc.init(conf.CONF)
     db_api.configure(conf.CONF, wait_for_database=False)

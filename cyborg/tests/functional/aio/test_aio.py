@@ -91,13 +91,20 @@ class AllInOneProcess(base.TestCase):
     def _attach_log(self):
         self.addDetail('cyborg-aio-log', content.text_content(self._log()))
 
+    def _config_files(self):
+        """The files the all-in-one reads, in order: a later one wins."""
+        return [self.config_path]
+
     def _start(self):
         script = os.path.join(os.path.dirname(sys.executable), 'cyborg-aio')
         # The state dir comes from the environment, the ports from the file.
         environment = dict(os.environ, CYBORG_AIO_STATE_DIR=self.state_dir)
+        command = [script]
+        for path in self._config_files():
+            command += ['--config-file', path]
         with open(self.log_path, 'wb') as log_file:
             self.process = subprocess.Popen(
-                [script, '--config-file', self.config_path],
+                command,
                 stdin=subprocess.DEVNULL, stdout=log_file,
                 stderr=subprocess.STDOUT, cwd=self.directory,
                 env=environment, start_new_session=True)

@@ -29,8 +29,8 @@ from cyborg.tests import base
 EXPECTED_DEFAULTS = {
     'cyborg:device_profile:get_all': base_policies.READER_OR_ADMIN,
     'cyborg:device_profile:get_one': base_policies.READER_OR_ADMIN,
-    'cyborg:device_profile:create': 'role:admin',
-    'cyborg:device_profile:delete': 'role:admin',
+    'cyborg:device_profile:create': base_policies.ADMIN,
+    'cyborg:device_profile:delete': base_policies.ADMIN,
     'cyborg:arq:get_all': base_policies.READER_OR_ADMIN,
     'cyborg:arq:get_one': base_policies.READER_OR_ADMIN,
     'cyborg:arq:create': base_policies.MEMBER_OR_SERVICE,
@@ -38,32 +38,32 @@ EXPECTED_DEFAULTS = {
     'cyborg:arq:delete': base_policies.MEMBER_OR_SERVICE,
     'cyborg:device:get_all': base_policies.MANAGER_OR_ADMIN,
     'cyborg:device:get_one': base_policies.MANAGER_OR_ADMIN,
-    'cyborg:device:disable': 'role:admin',
-    'cyborg:device:enable': 'role:admin',
+    'cyborg:device:disable': base_policies.ADMIN,
+    'cyborg:device:enable': base_policies.ADMIN,
     'cyborg:deployable:get_all': base_policies.MANAGER_OR_ADMIN,
     'cyborg:deployable:get_one': base_policies.MANAGER_OR_ADMIN,
-    'cyborg:deployable:program': 'role:admin',
+    'cyborg:deployable:program': base_policies.ADMIN,
     'cyborg:deployable:get_attributes': base_policies.MANAGER_OR_ADMIN,
     'cyborg:deployable:get_attribute': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:get_all': base_policies.MANAGER_OR_ADMIN,
     'cyborg:attribute:get_one': base_policies.MANAGER_OR_ADMIN,
-    'cyborg:attribute:create': 'role:admin',
-    'cyborg:attribute:delete': 'role:admin',
+    'cyborg:attribute:create': base_policies.ADMIN,
+    'cyborg:attribute:delete': base_policies.ADMIN,
     'cyborg:fleet:get': base_policies.MANAGER_OR_ADMIN,
     # Microversion 2.5's, Cyborg's own: the caller's own ARQs' entries
     # for a project's readers and members (cyborg.policies.history).
     'cyborg:device:history': base_policies.HISTORY_READER,
     'cyborg:deployable:history': base_policies.HISTORY_READER,
     # Microversion 2.6's: sends a bitstream to the hosts' caches.
-    'cyborg:bitstream:prefetch': 'role:admin',
+    'cyborg:bitstream:prefetch': base_policies.ADMIN,
     # Microversion 2.6's: drain and undrain a device or a deployable.
-    'cyborg:device:drain': 'role:admin',
-    'cyborg:device:undrain': 'role:admin',
-    'cyborg:deployable:drain': 'role:admin',
-    'cyborg:deployable:undrain': 'role:admin',
+    'cyborg:device:drain': base_policies.ADMIN,
+    'cyborg:device:undrain': base_policies.ADMIN,
+    'cyborg:deployable:drain': base_policies.ADMIN,
+    'cyborg:deployable:undrain': base_policies.ADMIN,
     # Microversion 2.6's: clear the health of a device or a deployable.
-    'cyborg:device:clear_health': 'role:admin',
-    'cyborg:deployable:clear_health': 'role:admin',
+    'cyborg:device:clear_health': base_policies.ADMIN,
+    'cyborg:deployable:clear_health': base_policies.ADMIN,
 }
 
 
@@ -99,15 +99,35 @@ class TestRuleDefinitions(PolicyTestCase):
                          {name: rule.check_str for name, rule in rules.items()})
 
     def test_contract_check_strings(self):
-        self.assertEqual(
-            '(role:reader and project_id:%(project_id)s) or role:admin',
-            base_policies.READER_OR_ADMIN)
-        self.assertEqual(
-            '(role:manager and project_id:%(project_id)s) or role:admin',
-            base_policies.MANAGER_OR_ADMIN)
-        self.assertEqual(
-            '(role:member and project_id:%(project_id)s) or role:service',
-            base_policies.MEMBER_OR_SERVICE)
+        """The resources' rules name OpenStack Cyborg's base rules, whose
+        defaults are the role checks its clients expect."""
+        self.assertEqual('rule:project_reader_or_admin',
+                         base_policies.READER_OR_ADMIN)
+        self.assertEqual('rule:project_manager_or_admin',
+                         base_policies.MANAGER_OR_ADMIN)
+        self.assertEqual('rule:project_member_or_service',
+                         base_policies.MEMBER_OR_SERVICE)
+        self.assertEqual('rule:admin_api', base_policies.ADMIN)
+        defaults = {rule.name: rule.check_str
+                    for rule in policies.list_rules()}
+        in_project = ' and project_id:%(project_id)s'
+        self.assertEqual({
+            'admin_api': 'role:admin',
+            'service_api': 'role:service',
+            'project_reader_api': 'role:reader' + in_project,
+            'project_member_api': 'role:member' + in_project,
+            'project_manager_api': 'role:manager' + in_project,
+            'project_reader_or_admin':
+                'rule:project_reader_api or rule:admin_api',
+            'project_manager_or_admin':
+                'rule:project_manager_api or rule:admin_api',
+            'project_member_or_service':
+                'rule:project_member_api or rule:service_api',
+        }, {name: defaults[name] for name in (
+            'admin_api', 'service_api', 'project_reader_api',
+            'project_member_api', 'project_manager_api',
+            'project_reader_or_admin', 'project_manager_or_admin',
+            'project_member_or_service')})
 
     def test_every_rule_is_described(self):
         for rule in policies.list_rules():
@@ -177,7 +197,8 @@ class TestRuleDefinitions(PolicyTestCase):
                          for line in result.stdout.splitlines() if line)
         self.assertEqual('"role:reader"',
                          effective['"cyborg:device:get_all"'])
-        self.assertEqual('"role:admin"', effective['"cyborg:device:enable"'])
+        self.assertEqual('"rule:admin_api"',
+                         effective['"cyborg:device:enable"'])
 
 
 class TestAuthorize(PolicyTestCase):
@@ -290,6 +311,94 @@ class TestAuthorize(PolicyTestCase):
         self.assertTrue(make_context(['reader']).can(device.LIST))
         self.assertFalse(make_context(['manager']).can(device.LIST,
                                                        fatal=False))
+
+
+# The rule names of OpenStack Cyborg 17.0.0 (cyborg.policies of its
+# package), base and legacy rules included: a policy file written for it
+# may name any of them.
+UPSTREAM_RULE_NAMES = {
+    'admin_api', 'project_admin_api', 'project_member_api',
+    'project_reader_api', 'project_member_or_admin',
+    'project_reader_or_admin', 'service_api', 'project_manager_api',
+    'project_manager_or_admin', 'project_member_or_service', 'public_api',
+    'allow', 'deny', 'default', 'is_admin', 'admin_or_owner',
+    'admin_or_user',
+    'cyborg:device_profile:get_all', 'cyborg:device_profile:get_one',
+    'cyborg:device_profile:create', 'cyborg:device_profile:delete',
+    'cyborg:arq:get_all', 'cyborg:arq:get_one', 'cyborg:arq:create',
+    'cyborg:arq:delete', 'cyborg:arq:update', 'cyborg:deployable:get_all',
+    'cyborg:deployable:get_one', 'cyborg:deployable:program',
+    'cyborg:device:get_all', 'cyborg:device:get_one',
+    'cyborg:device:disable', 'cyborg:device:enable',
+    'cyborg:attribute:get_all', 'cyborg:attribute:get_one',
+    'cyborg:attribute:create', 'cyborg:attribute:delete',
+}
+
+
+class TestUpstreamPolicyFile(PolicyTestCase):
+    """A policy file written for OpenStack Cyborg decides here as there."""
+
+    def _policy_file(self, text):
+        policy_file = self.useFixture(fixtures.TempDir()).join('policy.yaml')
+        with open(policy_file, 'w') as rules_file:
+            rules_file.write(text)
+        self.config(policy_file=policy_file, group='oslo_policy')
+        policies.reset()
+
+    def test_every_upstream_rule_name_is_registered(self):
+        names = {rule.name for rule in policies.list_rules()}
+        # "default" alone is left out: it would answer for undefined rules.
+        self.assertEqual({'default'}, UPSTREAM_RULE_NAMES - names)
+
+    def test_an_override_of_admin_api_changes_every_admin_rule(self):
+        cloud_admin = make_context(['cloud_admin'])
+        self.assertFalse(cloud_admin.can(device_profile.CREATE, fatal=False))
+        self._policy_file('"admin_api": "role:admin or role:cloud_admin"\n')
+        for rule in (device_profile.CREATE, device.ENABLE, device.LIST,
+                     deployable.PROGRAM, attribute.DELETE):
+            self.assertTrue(cloud_admin.can(rule), rule)
+        self.assertTrue(policies.check_is_admin(cloud_admin))
+        self.assertFalse(make_context(['member']).can(device.ENABLE,
+                                                      fatal=False))
+
+    def test_a_narrower_admin_api_refuses_plain_admins(self):
+        self._policy_file('"admin_api": "role:admin and role:cloud_admin"\n')
+        admin = make_context(['admin'])
+        self.assertFalse(admin.can(device_profile.CREATE, fatal=False))
+        self.assertFalse(policies.check_is_admin(admin))
+        self.assertTrue(make_context(['admin', 'cloud_admin']).can(
+            device_profile.CREATE))
+
+    def test_an_override_of_a_shared_role_rule_applies(self):
+        member = make_context(['member'])
+        self.assertFalse(member.can(device_profile.LIST, fatal=False))
+        self._policy_file('"project_reader_or_admin": '
+                          '"rule:project_member_api or rule:admin_api"\n')
+        self.assertTrue(member.can(device_profile.LIST))
+        self.assertTrue(member.can(arq.SHOW, {'project_id': 'project-1'}))
+        self.assertFalse(make_context(['reader']).can(device_profile.LIST,
+                                                      fatal=False))
+
+    def test_legacy_names_a_file_refers_to_are_defined(self):
+        self._policy_file('"cyborg:device:get_all": "rule:is_admin"\n'
+                          '"cyborg:device:enable": "rule:deny"\n'
+                          '"cyborg:device:get_one": "rule:allow"\n'
+                          '"cyborg:arq:get_one": "rule:admin_or_owner"\n')
+        self.assertTrue(make_context(['admin']).can(device.LIST))
+        self.assertFalse(make_context(['manager']).can(device.LIST,
+                                                       fatal=False))
+        self.assertFalse(make_context(['admin']).can(device.ENABLE,
+                                                     fatal=False))
+        self.assertTrue(make_context(['anything']).can(device.SHOW))
+        owner = make_context([], project_id='project-1')
+        self.assertTrue(owner.can(arq.SHOW, {'project_id': 'project-1'}))
+        self.assertFalse(owner.can(arq.SHOW, {'project_id': 'project-2'},
+                                   fatal=False))
+
+    def test_a_reference_to_an_undefined_rule_is_refused(self):
+        self._policy_file('"cyborg:device:get_one": "rule:default"\n')
+        self.assertFalse(make_context(['admin']).can(device.SHOW,
+                                                     fatal=False))
 
 
 class TestPolicyFileChanges(PolicyTestCase):
