@@ -203,10 +203,19 @@ class ImportUpstreamTest(base.TestCase):
             connection.execute(sa.update(profiles).where(
                 profiles.c.uuid == self._uuid('fpga_profile')).values(
                 uuid='11111111-2222-3333-4444-555555555555'))
+            handles = models.AttachHandle.__table__
+            deployables = models.Deployable.__table__
+            connection.execute(sa.update(handles).where(
+                handles.c.uuid == self._uuid('fpga_ah1')).values(
+                deployable_id=sa.select(deployables.c.id).where(
+                    deployables.c.uuid == self._uuid('gpu_dep'))
+                .scalar_subquery()))
         before = dump(self.target.engine)
         error = self.assertRaises(importing.Refused, self._import)
         self.assertIn('device_profiles %s: the target\'s row differs in '
                       'description' % self._uuid('gpu_profile'), str(error))
+        self.assertIn('attach_handles %s: the target\'s row differs in '
+                      'deployable_id' % self._uuid('fpga_ah1'), str(error))
         self.assertIn("device_profiles %s: its name 'fpga-1' is taken by the "
                       "target's profile 11111111-2222-3333-4444-555555555555"
                       % self._uuid('fpga_profile'), str(error))
