@@ -251,3 +251,32 @@ class OlderUpstreamTest(base.TestCase):
         self.assertIn('Imported 25 rows in one transaction.', printed)
         self.assertIn('devices: 3 inserted, 0 already there, 0 not carried '
                       'over', printed)
+
+
+class TargetBackendsTest(base.TestCase):
+    """The import writes the same rows into SQLite and PostgreSQL."""
+
+    def _import_twice(self, backend):
+        upstream = self.useFixture(upstream_cyborg.UpstreamDatabase())
+        sample = upstream_sample.fill(upstream)
+        target = self.useFixture(database.Database(backend))
+        printed = []
+        importing.run(upstream.url, out=printed.append)
+        self.assertIn('Imported 21 rows in one transaction.', printed)
+        imported = dump(target.engine)
+        self.assertTrue(importing.run(upstream.url,
+                                      out=printed.append).nothing_to_do())
+        self.assertEqual(imported, dump(target.engine))
+        with target.engine.connect() as connection:
+            arqs = models.ARQ.__table__
+            handles = models.AttachHandle.__table__
+            held = connection.execute(sa.select(handles.c.uuid).join(
+                arqs, arqs.c.attach_handle_id == handles.c.id).where(
+                arqs.c.uuid == sample.uuids['bound'])).scalar()
+        self.assertEqual(sample.uuids['fpga_ah0'], held)
+
+    def test_sqlite(self):
+        self._import_twice('sqlite')
+
+    def test_postgresql(self):
+        self._import_twice('postgresql')
