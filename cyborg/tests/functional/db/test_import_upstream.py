@@ -84,6 +84,16 @@ class ImportUpstreamTest(base.TestCase):
         self.assertIn('Nothing to do: every row that can be carried over is '
                       'in the target already.', result.stdout)
 
+        # Refused: exit 2, the reason on standard error, nothing written.
+        before = dump(self.target.engine)
+        command[command.index(self.upstream.url)] = 'nonsense://x'
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=120, check=False)
+        self.assertEqual(2, result.returncode, result.stderr)
+        self.assertIn('Import refused: Cannot use the source database URL',
+                      result.stderr)
+        self.assertEqual(before, dump(self.target.engine))
+
     def test_everything_carried_with_its_uuid(self):
         self._import()
         devices = self._rows('devices')
