@@ -230,6 +230,6 @@ def warn_unknown_options(conf):
             'Ignoring %d option(s) of the configuration that this service '
             'does not know (options of OpenStack Cyborg without an '
             'equivalent here, or misspelt): %s. The operator guide '
-            '(admin/switching-steps) says what replaces them.',
+            '(admin/switching-from-cyborg) says what replaces them.',
             len(unknown), ', '.join(unknown))
     return unknown
