@@ -71,6 +71,7 @@ class LeaderStoppedTest(cluster_base.RabbitClusterMixin, base.TestCase):
             with lock:
                 if 'stopped' in events:
                     return
+                events['connections'] = self.cluster.connections()
                 events['stopped'] = time.monotonic()
                 self.cluster.stop(stopped)
                 events['stop_returned'] = time.monotonic()
@@ -130,13 +131,16 @@ class LeaderStoppedTest(cluster_base.RabbitClusterMixin, base.TestCase):
         after_stop = [seconds for started, seconds, _ in patches
                       if started + seconds >= events['stopped']]
         self.addDetail('leader-stopped', content.text_content(
-            'leader %s stopped (SIGTERM took %.1f s); new leader %s %.1f s '
+            'leader %s stopped (SIGTERM took %.1f s), holding %d of the %d '
+            'client connections; new leader %s %.1f s '
             'after the stop; PATCHes: %d, 5xx: %d, slowest %.1f s, slowest '
             'of those answered after the stop %.1f s; binds ended %.1f s '
             'after the stop; node back in the cluster %.1f s after its '
             'start; binds whose answer the API lost but found recorded: %d, '
             'sent again: %d' % (
                 leader, events['stop_returned'] - events['stopped'],
+                events['connections'][leader],
+                sum(events['connections'].values()),
                 new_leader, elected_at - events['stopped'], len(patches),
                 len([status for _, _, status in patches
                      if status is None or status >= 500]),
