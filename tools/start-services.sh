@@ -3,7 +3,9 @@
 # functional tests: install them when missing (Debian packages), start
 # whichever is down, and wait until each answers. Galera (galera-4, with
 # rsync for a joining node's state transfer) is only installed: the Galera
-# tests (cyborg/tests/functional/galera) start clusters of their own.
+# tests (cyborg/tests/functional/galera) start clusters of their own, as the
+# RabbitMQ cluster tests (cyborg/tests/functional/rabbit_cluster) do from
+# rabbitmq-server's scripts.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -87,6 +87,8 @@ class ARQState:
     # An ARQ in these holds its deployable and attach handle (and its
     # instance counts as having ARQs bound).
     HOLDING = (BIND_STARTED, BOUND)
+    # The states of an ARQ whose bind was recorded: under way, or ended.
+    BIND_RECORDED = (BIND_STARTED, BOUND, BIND_FAILED)
     # An instance whose ARQs are all outside these is resolved
     # (``GET /v2/accelerator_requests?bind_state=resolved`` answers).
     UNRESOLVED = (INITIAL, BIND_STARTED, UNBOUND, UNBIND_FAILED)

@@ -30,6 +30,13 @@ HOSTNAME_LENGTH = columns.of('ARQ', 'hostname').max_length
 PROJECT_ID_LENGTH = columns.of('ARQ', 'project_id').max_length
 
 
+def carries(arq, binding):
+    """Whether ``arq`` (the ARQ's fields as attributes) holds exactly
+    ``binding`` (as ``checked`` returns it); a bind keeps it on the ARQ
+    whether it ends Bound or BindFailed."""
+    return all(getattr(arq, name) == value for name, value in binding.items())
+
+
 def _invalid(message):
     return exception.InvalidParameterValue(err=message)
 

@@ -1,7 +1,8 @@
 """/v2/accelerator_requests: create, list, show, bind, unbind and delete ARQs.
 
 Reads go through the objects; every change is one conductor call, one
-transaction; a bind answers 202 once the conductor has recorded it.
+transaction; a bind answers 202 once the conductor has recorded it (or,
+when the conductor's answer was lost, once the database shows it did).
 Binding, unbinding, deleting an instance's ARQs and deleting a Bound ARQ
 need a service token as well as the policy: they are Nova's calls.
 Callers other than admins and the service role see only their project's
@@ -9,20 +10,70 @@ ARQs; the others answer 404.
 """
 
 import http
+import logging
 
 import pecan
 from pecan import rest
 
 from cyborg import exception
 from cyborg import objects
+from cyborg import rpc
 from cyborg.api import responses
 from cyborg.api.schemas import arqs as arq_schemas
 from cyborg.api.schemas import body as body_schemas
 from cyborg.api.views import arqs as arq_views
+from cyborg.common import vocabulary
+from cyborg.objects import arq_binding
 from cyborg.policies import arq as arq_policies
+
+LOG = logging.getLogger(__name__)
 
 SERVICE_TOKEN_REQUIRED = ('This operation requires a service token. Use the '  # noqa: S105
                           'Compute API to manage instance accelerators.')
+
+
+def bind(conductor, context, bindings):
+    """Have a conductor record ``bindings``; return once it has.
+
+    A call left unanswered (``rpc.MessagingTimeout``: the request or its
+    answer was lost or is late, as when the RabbitMQ node under the API's
+    reply consumer stops) does not say whether the bind was recorded; the
+    database does. Recorded, it is answered as the conductor's answer
+    would have been. Not recorded yet, the call is sent once more: a
+    repeat of a recorded bind changes nothing, so whichever of the two
+    reaches a conductor first records it, and the second answer is the
+    request's. Only when that one is lost too is the outcome unknown
+    (503).
+
+    :raises: what ``bind_arqs`` raises
+    """
+    try:
+        conductor.bind_arqs(context, bindings)
+        return
+    except rpc.MessagingTimeout as error:
+        if _recorded(context, bindings):
+            LOG.warning('Bind of ARQs %s recorded although its answer was '
+                        'lost (%s)', ', '.join(sorted(bindings)), error)
+            return
+    LOG.warning('Bind of ARQs %s not answered and not recorded; sending it '
+                'again', ', '.join(sorted(bindings)))
+    try:
+        conductor.bind_arqs(context, bindings)
+    except (rpc.MessagingTimeout, exception.Conflict):
+        # The first call may have been carried out meanwhile, and its bind
+        # may have ended already (BindFailed, which no bind starts from).
+        if _recorded(context, bindings):
+            return
+        raise
+
+
+def _recorded(context, bindings):
+    """Whether every ARQ of ``bindings`` holds its binding in a state a
+    bind left it in."""
+    arqs = objects.ARQ.list(context, filters={'uuid': sorted(bindings)})
+    return len(arqs) == len(bindings) and all(
+        arq.state in vocabulary.ARQState.BIND_RECORDED
+        and arq_binding.carries(arq, bindings[arq.uuid]) for arq in arqs)
 
 
 class ARQsNotResolved(exception.CyborgException):
@@ -111,7 +162,7 @@ class ARQsController(rest.RestController):
         if patch.unbinds:
             request.conductor.unbind_arqs(context, patch.unbinds)
         else:
-            request.conductor.bind_arqs(context, patch.bindings)
+            bind(request.conductor, context, patch.bindings)
         return responses.empty(202)
 
     @pecan.expose(content_type='application/json')

@@ -1,9 +1,10 @@
 """Binds through the processes on a Galera cluster: what the tests share.
 
-``BindsMixin`` runs cyborg-api, cyborg-conductor and cyborg-agent as
-processes (``cyborg.tests.functional.services.deployment``) on a database
-of the class's Galera cluster: first all on node 0, then more API and
-conductor processes on other nodes (``add_writer``). ``bind_burst``
+``BindBurstMixin`` runs cyborg-api, cyborg-conductor and cyborg-agent as
+processes (``cyborg.tests.functional.services.deployment``);
+``BindsMixin`` does so on a database of the class's Galera cluster: first
+all on node 0, then more API and conductor processes on other nodes
+(``add_writer``). ``bind_burst``
 creates and binds, from many client threads spread over the API
 processes, ``per_device`` ARQs aimed at each of the fake driver's
 one-handle FPGA regions, and waits until every bind has ended;
@@ -45,42 +46,23 @@ def fleet(devices):
     }]}
 
 
-class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
+class BindBurstMixin(deployment.DeploymentMixin):
+    """The burst and its checks, on whatever database and broker the
+    deployment has; ``api_ports`` lists the API processes clients take in
+    turn."""
 
-    def start_on_node_0(self, devices):
-        """Conductor, API and agent on node 0; the regions' providers."""
-        self._start_services(fleet(devices), {'conductor': {
-            'bind_timeout': BIND_TIMEOUT, 'bind_sweep_interval': 1}})
+    def start_binding_services(self, devices, conductor_options=None):
+        """Conductor, API and agent with ``devices`` one-handle regions;
+        the regions' providers."""
+        options = {'conductor': {'bind_timeout': BIND_TIMEOUT,
+                                 'bind_sweep_interval': 1}}
+        options.update(conductor_options or {})
+        self._start_services(fleet(devices), options)
         self.api_ports = [self.api_port]
         self.conductors = [self.conductor]
         return self._wait_until(lambda: self._region_providers(devices),
                                 'the %d regions with providers' % devices,
                                 timeout=60)
-
-    def add_writer(self, node):
-        """One more conductor and API process, on Galera node ``node``."""
-        url = self.on_node(self.database.url, node)
-        host = 'conductor%d-%s' % (node, self.suffix)
-        config = dict(self.conductor_config,
-                      DEFAULT=dict(self.conductor_config['DEFAULT'], host=host),
-                      database={'connection': url})
-        conductor = self.useFixture(processes.ServiceProcess(
-            'cyborg-conductor', config))
-        self.services.append(conductor)
-        self.conductors.append(conductor)
-        port = processes.free_port()
-        api = self.useFixture(processes.ServiceProcess('cyborg-api', {
-            'DEFAULT': dict(self.conductor_config['DEFAULT'],
-                            host='api%d-%s' % (node, self.suffix),
-                            auth_strategy='noauth'),
-            'api': {'host_ip': '127.0.0.1', 'port': port, 'api_workers': 2},
-            'database': {'connection': url}}))
-        self.services.append(api)
-        self.api_ports.append(port)
-        self._wait_until(lambda: self._heartbeat_of(host, 'cyborg-conductor'),
-                         'the heartbeat of %s' % host)
-        self._wait_until(lambda: self._answers(port), 'the API on node %d'
-                         % node)
 
     def _answers(self, port):
         try:
@@ -185,6 +167,39 @@ class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
                     DEPLOYABLE, HANDLE.c.deployable_id == DEPLOYABLE.c.id
                 ).where(DEPLOYABLE.c.rp_uuid.in_(regions))).all() if used}
         self.assertEqual(set(held), in_use)
+
+
+class BindsMixin(galera_base.GaleraMixin, BindBurstMixin):
+    """The burst on a database of the class's Galera cluster."""
+
+    def start_on_node_0(self, devices):
+        """Conductor, API and agent on node 0; the regions' providers."""
+        return self.start_binding_services(devices)
+
+    def add_writer(self, node):
+        """One more conductor and API process, on Galera node ``node``."""
+        url = self.on_node(self.database.url, node)
+        host = 'conductor%d-%s' % (node, self.suffix)
+        config = dict(self.conductor_config,
+                      DEFAULT=dict(self.conductor_config['DEFAULT'], host=host),
+                      database={'connection': url})
+        conductor = self.useFixture(processes.ServiceProcess(
+            'cyborg-conductor', config))
+        self.services.append(conductor)
+        self.conductors.append(conductor)
+        port = processes.free_port()
+        api = self.useFixture(processes.ServiceProcess('cyborg-api', {
+            'DEFAULT': dict(self.conductor_config['DEFAULT'],
+                            host='api%d-%s' % (node, self.suffix),
+                            auth_strategy='noauth'),
+            'api': {'host_ip': '127.0.0.1', 'port': port, 'api_workers': 2},
+            'database': {'connection': url}}))
+        self.services.append(api)
+        self.api_ports.append(port)
+        self._wait_until(lambda: self._heartbeat_of(host, 'cyborg-conductor'),
+                         'the heartbeat of %s' % host)
+        self._wait_until(lambda: self._answers(port), 'the API on node %d'
+                         % node)
 
     def retries(self):
         """Writer transactions the conductors ran again after a deadlock."""

@@ -9,6 +9,11 @@ the agent once the conductor consumes its topic;
 active-active), :meth:`DeploymentMixin._start_agent` the agent of a second
 compute node, and :meth:`DeploymentMixin._restart_agent` starts a killed
 agent again. The waits fail with the tails of the services' logs.
+
+The services' broker is ``self.rabbit``'s ``transport_url``: a test may
+replace ``self.rabbit`` (a RabbitMQ node or cluster of its own) after
+setUp, and give every service ``[oslo_messaging_rabbit]`` options with
+``messaging_options``.
 """
 
 from concurrent import futures
@@ -44,6 +49,8 @@ class DeploymentMixin:
     """The services of one compute host; ``backend`` is their database."""
 
     backend = None
+    # {option: value} of [oslo_messaging_rabbit] for every service.
+    messaging_options = None
 
     def setUp(self):
         super().setUp()
@@ -89,6 +96,7 @@ class DeploymentMixin:
                           'endpoint': self.placement.endpoint,
                           'token': placement.TOKEN},
         }
+        self.conductor_config.update(self._messaging_groups())
         self.conductor_config.update(conductor_options or {})
         self.conductor = self.useFixture(processes.ServiceProcess(
             'cyborg-conductor', self.conductor_config))
@@ -99,6 +107,7 @@ class DeploymentMixin:
                     'api_workers': 2},
             'database': {'connection': self.database.url},
         }
+        api_config.update(self._messaging_groups())
         api_config.update(api_options or {})
         self.api = self.useFixture(processes.ServiceProcess('cyborg-api',
                                                             api_config))
@@ -116,11 +125,18 @@ class DeploymentMixin:
                       'fake_inventory': self.fleet_path,
                       'report_interval': 1},
         }
+        agent_config.update(self._messaging_groups())
         agent_config.update(agent_options or {})
         self.agent_config = agent_config
         self.agent = self.useFixture(processes.ServiceProcess(
             'cyborg-agent', agent_config))
         self.services.append(self.agent)
+
+    def _messaging_groups(self):
+        """The config groups ``messaging_options`` adds to a service's."""
+        if not self.messaging_options:
+            return {}
+        return {'oslo_messaging_rabbit': dict(self.messaging_options)}
 
     def _start_conductor(self, host):
         """Start one more conductor, on ``host``, once the first runs.

@@ -1,10 +1,12 @@
 """A bind PATCH sent again, through the real WSGI application and the
 conductor (local RPC dispatch), on every backend.
 
-The retry of a bind whose answer was lost (the API's 503 "whether the
-request was carried out is unknown" after the conductor recorded it) is
-answered 202 as the first would have been, and binds nothing twice; a
-different binding of the same ARQs is still 409.
+The retry of a bind whose answer was lost is answered 202 as the first
+would have been, and binds nothing twice; a different binding of the same
+ARQs is still 409. The API itself tells a lost answer (the bind is
+recorded: 202) from a lost request (sent once more); only when the repeat
+is lost too does it answer 503 "whether the request was carried out is
+unknown".
 """
 
 import fixtures
@@ -79,30 +81,65 @@ class TestRepeatedBindAPI(real_app.RealAppTestCase):
         self.assertEqual(recorded, self._arqs())
         self.assertEqual(1, len(self.binder.submitted))
 
-    def test_a_retry_after_a_lost_answer_is_202(self):
-        # The conductor records the bind, its answer never arrives: the
-        # API says the outcome is unknown (503), not that it was refused.
+    def _lose(self, record):
+        """Make the conductor's bind_arqs lose its answers: ``record`` says,
+        for each call in turn, whether the conductor records the bind
+        before the answer is lost (True), or the request itself is lost
+        (False); calls past the list are answered. Returns the calls made."""
         bind_arqs = conductor_rpcapi.ConductorAPI.bind_arqs
-        lost = []
+        calls = []
 
-        def answer_lost(api, context, bindings):
-            bind_arqs(api, context, bindings)
-            if not lost:
-                lost.append(True)
-                raise rpc.MessagingTimeout(topic=conductor_rpcapi.TOPIC)
+        def lossy(api, context, bindings):
+            calls.append(sorted(bindings))
+            if len(calls) > len(record):
+                return bind_arqs(api, context, bindings)
+            if record[len(calls) - 1]:
+                bind_arqs(api, context, bindings)
+            raise rpc.MessagingTimeout(topic=conductor_rpcapi.TOPIC)
 
         self.useFixture(fixtures.MonkeyPatch(
-            'cyborg.conductor.rpcapi.ConductorAPI.bind_arqs', answer_lost))
+            'cyborg.conductor.rpcapi.ConductorAPI.bind_arqs', lossy))
+        return calls
+
+    def test_a_lost_answer_of_a_recorded_bind_is_202(self):
+        # The conductor records the bind, its answer never arrives: the
+        # database says it was carried out, so the API answers as the
+        # conductor would have, without asking again.
+        calls = self._lose([True])
+        self._bind(202)
+        self.assertEqual(1, len(calls))
+        recorded = self._arqs()
+        self.assertEqual({'BindStarted'}, {row[1] for row in recorded})
+        self.assertEqual([sorted(self.uuids)], self.binder.submitted)
+        # The client's own retry is 202 too, and binds nothing twice.
+        self._bind(202)
+        self.assertEqual(recorded, self._arqs())
+        self.assertEqual([sorted(self.uuids)], self.binder.submitted)
+
+    def test_a_lost_request_is_sent_again(self):
+        calls = self._lose([False])
+        self._bind(202)
+        self.assertEqual(2, len(calls))
+        self.assertEqual({'BindStarted'}, {row[1] for row in self._arqs()})
+        self.assertEqual([sorted(self.uuids)], self.binder.submitted)
+
+    def test_a_repeat_lost_too_is_503_unknown(self):
+        calls = self._lose([False, False])
         response = self._bind(503)
         self.assertIn('whether the request was carried out is unknown',
                       response.text)
         self.assertIsNotNone(response.headers.get('Retry-After'))
-        recorded = self._arqs()
-        self.assertEqual({'BindStarted'}, {row[1] for row in recorded})
+        self.assertEqual(2, len(calls))
+        self.assertEqual({'Initial'}, {row[1] for row in self._arqs()})
+        self.assertEqual([], self.binder.submitted)
 
+    def test_another_binding_after_a_lost_request_is_409(self):
+        # Not recorded, sent again: the conductor's refusal is the answer.
         self._bind(202)
-        self.assertEqual(recorded, self._arqs())
-        self.assertEqual([sorted(self.uuids)], self.binder.submitted)
+        calls = self._lose([False])
+        self._bind(409, hostname='compute-2')
+        self.assertEqual(2, len(calls))
+        self.assertEqual(1, len(self.binder.submitted))
 
 
 class TestRepeatedBindAPIMySQL(TestRepeatedBindAPI):
