@@ -10,7 +10,10 @@ tests' fixtures (``cyborg.tests.fixtures.nova`` and ``.neutron``)::
 ``neutron.wsgi.api``), which reads its configuration from the files that
 ``OS_NOVA_CONFIG_FILES`` and ``OS_NEUTRON_CONFIG_FILES`` name: both are set
 to ``FILE``, after ``PASTE`` when given (Nova reads its paste pipeline from
-the first file). Requests are served by wsgiref from a thread each, as uwsgi's
+the first file). With ``--config-in-argv`` the entry point finds
+``--config-file FILE`` on its command line instead (OpenStack Cyborg's
+``cyborg.wsgi.api``, run from its own virtualenv by
+``cyborg.tests.fixtures.upstream_cyborg``). Requests are served by wsgiref from a thread each, as uwsgi's
 threads would; SIGTERM stops the server.
 """
 
@@ -46,6 +49,7 @@ def main():
     parser.add_argument('--port', type=int, required=True)
     parser.add_argument('--config-file', required=True)
     parser.add_argument('--paste-config')
+    parser.add_argument('--config-in-argv', action='store_true')
     parser.add_argument('module')
     args = parser.parse_args()
     config_file = os.path.abspath(args.config_file)
@@ -56,6 +60,8 @@ def main():
     os.environ['OS_NEUTRON_CONFIG_FILES'] = ';'.join(files)
     # The entry points parse sys.argv as their command line.
     sys.argv = [args.module]
+    if args.config_in_argv:
+        sys.argv += ['--config-file', config_file]
     application = importlib.import_module(args.module).application
     # SQLAlchemy adds the backref attributes of the models when it first
     # configures its mappers, which the first query does; Neutron's port
