@@ -2,7 +2,11 @@
 
 ``cyborg-dbsync [--config-file F] upgrade [--revision R]`` runs the alembic
 migrations up to ``R`` (default ``head``); ``cyborg-dbsync version`` prints
-the current revision, or ``None`` for an empty database.
+the current revision, or ``None`` for an empty database;
+``cyborg-dbsync import-upstream --from URL [--dry-run]`` imports an
+OpenStack Cyborg database into the configured one (``cyborg.upstream``;
+doc/source/admin/switching-from-cyborg.rst). A refused import prints why
+and exits with 2, having written nothing.
 """
 
 import logging
@@ -14,6 +18,7 @@ from oslo_log import log
 from cyborg import conf
 from cyborg.db import api as db_api
 from cyborg.db import migration
+from cyborg.upstream import importing
 
 LOG = log.getLogger(__name__)
 
@@ -33,6 +38,18 @@ def version():
     print(migration.current_revision())
 
 
+def import_upstream():
+    """Import the OpenStack Cyborg database at ``--from``; 2 when refused."""
+    logging.getLogger('alembic').setLevel(logging.WARNING)
+    command = conf.CONF.command
+    try:
+        importing.run(command.source, dry_run=command.dry_run)
+    except importing.Refused as refused:
+        print('Import refused: %s' % refused, file=sys.stderr)
+        return 2
+    return 0
+
+
 def add_command_parsers(subparsers):
     """Declare the sub-commands and their options."""
     parser = subparsers.add_parser(
@@ -44,6 +61,17 @@ def add_command_parsers(subparsers):
     parser = subparsers.add_parser(
         'version', help='Print the current schema revision, or None.')
     parser.set_defaults(function=version)
+
+    parser = subparsers.add_parser(
+        'import-upstream',
+        help='Import an OpenStack Cyborg database into the configured one.')
+    parser.add_argument('--from', dest='source', required=True,
+                        metavar='URL',
+                        help='SQLAlchemy URL of the OpenStack Cyborg '
+                             'database to read.')
+    parser.add_argument('--dry-run', action='store_true',
+                        help='Print what would be imported; write nothing.')
+    parser.set_defaults(function=import_upstream)
 
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
@@ -60,8 +88,7 @@ def main(argv=None):
     log.setup(conf.CONF, 'cyborg')
     db_api.configure(conf.CONF)
     try:
-        conf.CONF.command.function()
+        return conf.CONF.command.function() or 0
     except Exception:
         LOG.exception('cyborg-dbsync %s failed', conf.CONF.command.name)
         return 1
-    return 0

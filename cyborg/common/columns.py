@@ -60,6 +60,7 @@ TABLES = {
         'root_id': INTEGER, 'name': string(NAME_LENGTH),
         'num_accelerators': INTEGER, 'device_id': INTEGER,
         'driver_name': string(100), 'rp_uuid': UUID, 'bitstream_id': UUID,
+        'provider_name': string(NAME_LENGTH),
         'programming_owner': string(HOST_LENGTH),
         'health': string(16), 'health_reason': string(255),
         'healthy_reports': INTEGER,

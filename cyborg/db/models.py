@@ -227,6 +227,13 @@ class Deployable(Base):
                                         deferred=True)
     has_nested_attributes = orm.mapped_column(
         sa.Boolean, nullable=False, default=False, server_default=sa.false())
+    # The name of the resource provider this deployable adopted from an
+    # OpenStack Cyborg deployment (``cyborg.upstream``), which Nova's
+    # allocations and flavors know it by; NULL for a provider this service
+    # named (``<host>_<name>``). Internal: neither objects nor the API
+    # show it (``cyborg.conductor.placement_sync`` reads it).
+    provider_name = orm.mapped_column(_deployables('provider_name'),
+                                      nullable=True)
 
 
 # The columns of Deployable that are a copy of its attributes: no API,

@@ -37,7 +37,7 @@ CONF_READERS = (
 LAYERS = (
     ('cmd', 'wsgi'),
     ('aio', 'os_acc'),
-    ('api',),
+    ('api', 'upstream'),
     ('conductor', 'agent'),
     ('service',),
     ('clients',),

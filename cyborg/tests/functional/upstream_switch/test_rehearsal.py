@@ -62,7 +62,7 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
     backend = 'mysql'
 
     def setUp(self):
-        upstream_cyborg.upstream_venv()
+        upstream_cyborg.require_upstream_venv()
         super().setUp()
         self.host_b = 'compute-b-%s' % self.suffix
         self.upstream = self.useFixture(upstream_cyborg.UpstreamCyborg(
