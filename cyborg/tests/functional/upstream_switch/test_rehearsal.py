@@ -60,6 +60,7 @@ def pci_address(info):
 class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
 
     backend = 'mysql'
+    placement_backend = 'mysql'
 
     def setUp(self):
         upstream_cyborg.require_upstream_venv()
@@ -285,7 +286,7 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
         [device_b] = self._expect(
             200, 'GET', '/v2/devices?hostname=%s' % self.host_b,
             headers=DISABLED_VERSION)['devices']
-        self.assertEqual('disabled', device_b['status'])
+        self.assertEqual('maintaining', device_b['status'])
         self.assertEqual((HANDLES, HANDLES), self._inventory(rp_b))
         self.assertEqual(providers, self._providers())
         self.assertEqual(allocations, {instance: self._allocations(instance)
