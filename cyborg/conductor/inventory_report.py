@@ -40,6 +40,7 @@ lock waits for nobody. A report that waits longer than MariaDB's
 import datetime
 
 from cyborg.conductor import health
+from cyborg.conductor import report_adoption
 from cyborg.conductor import report_attach_handles
 from cyborg.conductor import report_attributes
 from cyborg.conductor import report_bitstreams
@@ -83,6 +84,7 @@ def _reconcile(context, host, reported, recovery_reports=None, digest=None):
 
 
 class _Reconciliation(report_devices.DeviceWrites,
+                      report_adoption.Adoptions,
                       report_deployables.DeployableWrites,
                       report_attributes.AttributeWrites,
                       report_attach_handles.AttachHandleWrites,

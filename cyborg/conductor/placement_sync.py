@@ -7,6 +7,15 @@ OWNER_CYBORG plus its ``trait*`` attributes. The database is the truth; a
 sync that fails is repeated by the host's next report or device change.
 Cyborg's providers that no deployable wants are deleted; other services'
 providers are left alone (``_owned`` tells the two apart).
+
+A deployable imported from OpenStack Cyborg (``cyborg.upstream``) keeps
+the provider upstream made for it: the same uuid (its rp_uuid) and name
+(its ``provider_name``), so Nova's allocations and the flavors' traits
+stay valid; its upstream ``rc`` and ``trait*`` attributes were imported
+with it, so the sync keeps that class and those traits and reconciles
+the inventory. Providers upstream created under the host are cyborg's
+too: upstream derives a provider's uuid from its name
+(``is_upstream_provider``), which no other service does.
 """
 
 import collections
@@ -129,7 +138,8 @@ def desired_providers(context, host):
         # its whole inventory is reserved; allocations stay as they are.
         reserved = 0 if source.offered else total
         desired[source.rp_uuid] = DesiredProvider(
-            source.rp_uuid, '%s_%s' % (host, source.deployable_name),
+            source.rp_uuid,
+            source.provider_name or '%s_%s' % (host, source.deployable_name),
             resource_class, total, reserved, frozenset(traits))
     return desired
 
@@ -199,8 +209,9 @@ def _owned(placement, host, compute_node_uuid, tree, desired, foreign):
     """Cyborg's providers among ``tree``, by uuid.
 
     They are those of its deployables (``desired``), those marked
-    OWNER_CYBORG, and those a sync left half-written: creating a provider
-    and marking it are two requests, and Placement may fail between them
+    OWNER_CYBORG, those OpenStack Cyborg created (``is_upstream_provider``)
+    and those a sync left half-written: creating a provider and marking it
+    are two requests, and Placement may fail between them
     (``_is_half_written``). Other services' providers are left alone, even
     an empty one named like a deployable's (Nova's vGPU and PCI children
     between their creation and first write): their uuids are not derived.
@@ -224,6 +235,12 @@ def _owned(placement, host, compute_node_uuid, tree, desired, foreign):
     foreign.clear()
     for rp_uuid, provider in tree.items():
         if rp_uuid in desired or rp_uuid in marked:
+            owned[rp_uuid] = provider
+        elif is_upstream_provider(provider):
+            LOG.info('Resource provider %s (%s) under the compute node of '
+                     'host %s was created by OpenStack Cyborg (its uuid '
+                     'derives from its name): taken as cyborg\'s',
+                     provider['name'], rp_uuid, host)
             owned[rp_uuid] = provider
         elif _is_half_written(provider, host, compute_node_uuid):
             LOG.info('Resource provider %s (%s) under the compute node of '
@@ -257,6 +274,14 @@ def _is_half_written(provider, host, compute_node_uuid):
             and report_validation.DEPLOYABLE_NAME.match(
                 name[len(prefix):]) is not None
             and provider['uuid'] == provider_uuid(host, name[len(prefix):]))
+
+
+def is_upstream_provider(provider):
+    """Whether OpenStack Cyborg created ``provider`` (a dict of Placement's
+    listing): its conductor gives a provider ``uuid3(NAMESPACE_DNS,
+    name)``, a derivation by which no other service's uuid matches."""
+    return provider['uuid'] == str(uuid.uuid3(uuid.NAMESPACE_DNS,
+                                              provider['name']))
 
 
 def provider_uuid(host, deployable_name):

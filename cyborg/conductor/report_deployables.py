@@ -1,7 +1,8 @@
 """The deployables of a report, written one level of their trees at a time.
 
 ``DeployableWrites`` is the part of ``inventory_report``'s reconciliation
-that keeps the deployables it identifies (by device and name), updates them
+that keeps the deployables it identifies (by device and name, or as an
+adopted deployable under another name: ``report_adoption``), updates them
 in place, records the bitstream each region holds (``report_bitstreams``)
 and gives new ones their resource provider uuid.
 """
@@ -24,6 +25,7 @@ class DeployableWrites:
     def _apply_deployables(self, device_ids):
         """Insert and update deployables; return {(device id, name): id}."""
         deployable_ids = {}
+        self._adopt_renamed(device_ids)
         # (reported deployable, device id, parent id, root id) of one level.
         level = [(deployable, device_ids[device.identity], None, None)
                  for device in self.reported
@@ -33,7 +35,9 @@ class DeployableWrites:
             updates = []
             for deployable, device_id, parent_id, root_id in level:
                 row = self.deployable_by_name.get((device_id, deployable.name))
-                columns = {'num_accelerators': deployable.num_accelerators,
+                # The name changes only for an adopted deployable.
+                columns = {'name': deployable.name,
+                           'num_accelerators': deployable.num_accelerators,
                            'driver_name': self.driver_of_device[device_id],
                            'parent_id': parent_id, 'root_id': root_id,
                            'bitstream_id': report_bitstreams.recorded(

@@ -17,10 +17,13 @@ from cyborg.db import models
 RESOURCE_CLASS_KEY = 'rc'
 TRAIT_KEY_PREFIX = 'trait'
 
-# One deployable that may be a resource provider, with the facts Placement needs.
+# One deployable that may be a resource provider, with the facts Placement
+# needs; ``provider_name`` is the name of a provider adopted from OpenStack
+# Cyborg (None: the provider is named after the deployable).
 ProviderSource = collections.namedtuple('ProviderSource', [
     'deployable_id', 'deployable_name', 'num_accelerators', 'rp_uuid',
-    'device_uuid', 'device_status', 'resource_class', 'traits', 'offered'])
+    'device_uuid', 'device_status', 'resource_class', 'traits', 'offered',
+    'provider_name'], defaults=(None,))
 
 
 def is_placement_key(key):
@@ -95,7 +98,7 @@ def provider_sources_of_host(context, host):
     deployables_query = sa.select(
         deployable.id, deployable.name, deployable.num_accelerators,
         deployable.rp_uuid, device.uuid, device.status,
-        offered_sql().label('offered'),
+        offered_sql().label('offered'), deployable.provider_name,
     ).join(device, deployable.device_id == device.id).where(
         of_host).order_by(deployable.id)
     found = context.session.execute(deployables_query).all()
@@ -106,6 +109,7 @@ def provider_sources_of_host(context, host):
     return [ProviderSource(deployable_id, name, num_accelerators, rp_uuid,
                            device_uuid, device_status,
                            resource_classes.get(deployable_id),
-                           tuple(traits[deployable_id]), bool(offered))
+                           tuple(traits[deployable_id]), bool(offered),
+                           provider_name)
             for (deployable_id, name, num_accelerators, rp_uuid, device_uuid,
-                 device_status, offered) in found]
+                 device_status, offered, provider_name) in found]

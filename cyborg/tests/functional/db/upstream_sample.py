@@ -52,7 +52,8 @@ def fill(upstream, host='compute-1', third_type='NVME'):
     """Write the sample into ``upstream``; return its Sample.
 
     ``third_type``: the type of the device on bus 12 (NVMe, unknown here,
-    by default; revisions before a35b4295a0e5 do not have it).
+    by default; revisions before a35b4295a0e5 do not have it), or None
+    for no third device.
     """
     sample = Sample(host)
     ids = {}
@@ -73,6 +74,8 @@ def _devices(upstream, sample, ids, third_type):
     for role, kind, bus, status in (('fpga', 'FPGA', '10', 'enabled'),
                                     ('gpu', 'GPU', '11', 'maintaining'),
                                     ('nvme', third_type, '12', 'enabled')):
+        if kind is None:
+            continue
         _row(upstream, sample, ids, role, 'devices', type=kind,
              vendor='0xABCD' if kind != 'GPU' else '0x10de',
              model='fake-%s' % kind.lower(), hostname=host, status=status,
@@ -96,6 +99,8 @@ def _devices(upstream, sample, ids, third_type):
     _row(upstream, sample, ids, 'gpu_ah', 'attach_handles',
          deployable_id=ids['gpu_dep'], cpid_id=ids['gpu_cpid'], in_use=False,
          attach_type='TEST_PCI', attach_info=pci('11'))
+    if third_type is None:
+        return
     _deployable(upstream, sample, ids, 'nvme_dep', 'nvme',
                 '%s_0000:12:00.0' % sample.host, 1,
                 provider_uuid('%s_0000:12:00.0' % sample.host))
