@@ -13,8 +13,9 @@ to ``FILE``, after ``PASTE`` when given (Nova reads its paste pipeline from
 the first file). With ``--config-in-argv`` the entry point finds
 ``--config-file FILE`` on its command line instead (OpenStack Cyborg's
 ``cyborg.wsgi.api``, run from its own virtualenv by
-``cyborg.tests.fixtures.upstream_cyborg``). Requests are served by wsgiref from a thread each, as uwsgi's
-threads would; SIGTERM stops the server.
+``cyborg.tests.fixtures.upstream_cyborg``). Requests are served by
+wsgiref from a thread each, as uwsgi's threads would; SIGTERM stops the
+server.
 """
 
 import argparse
