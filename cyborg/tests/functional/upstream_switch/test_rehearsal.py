@@ -168,6 +168,22 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
             [processes.console_script('cyborg-dbsync'), '--config-file',
              config_path] + list(arguments))
 
+    @staticmethod
+    def _import_lines(verb):
+        """What the import says it carries: two hosts' cards (each a
+        device, its control path, one deployable with two attributes and
+        16 handles), three profiles, five ARQs."""
+        counts = {'devices': 2, 'controlpath_ids': 2, 'deployables': 2,
+                  'attributes': 4, 'attach_handles': 2 * HANDLES,
+                  'device_profiles': 3, 'extended_accelerator_requests': 5}
+        return ['%s: %d %s, 0 already there, 0 not carried over'
+                % (table, count, verb) for table, count in counts.items()]
+
+    @staticmethod
+    def _counted(output):
+        return [line for line in output.splitlines()
+                if 'already there' in line]
+
     def _row_counts(self):
         with self.database.engine.connect() as connection:
             return {table.name: connection.execute(
@@ -252,10 +268,18 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
         dry_run = self._dbsync('import-upstream', '--from',
                                self.upstream.database_url, '--dry-run')
         self.assertEqual(empty, self._row_counts(), dry_run)
-        self._dbsync('import-upstream', '--from', self.upstream.database_url)
+        self.assertEqual(self._import_lines('to insert'),
+                         self._counted(dry_run))
+        self.assertIn('Dry run: nothing was written.', dry_run)
+        self.assertNotIn('Not carried over', dry_run)
+        output = self._dbsync('import-upstream', '--from',
+                              self.upstream.database_url)
+        self.assertEqual(self._import_lines('inserted'),
+                         self._counted(output))
         imported = self._row_counts()
-        self.assertNotEqual(empty, imported)
-        self._dbsync('import-upstream', '--from', self.upstream.database_url)
+        output = self._dbsync('import-upstream', '--from',
+                              self.upstream.database_url)
+        self.assertIn('Nothing to do', output)
         self.assertEqual(imported, self._row_counts())
 
         # Cyborg on the imported database, the same Placement.
