@@ -17,6 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install.sh
+# OpenStack Cyborg 17.0.0 for test_upstream_switch: a server booted under
+# it survives the switch to cyborg.
+tools/install-upstream-cyborg.sh
+UPSTREAM_VENV=${CYBORG_UPSTREAM_VENV:-.upstream-cyborg-venv}
+CYBORG_UPSTREAM_VENV=$(cd "$UPSTREAM_VENV" && pwd)
+export CYBORG_UPSTREAM_VENV
 PYTHON=${PYTHON:-python3}
 VENV=${CYBORG_VENV:-.venv}
 NOVA_VENV=${CYBORG_NOVA_VENV:-.nova-venv}

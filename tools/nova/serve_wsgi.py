@@ -13,7 +13,10 @@ to ``FILE``, after ``PASTE`` when given (Nova reads its paste pipeline from
 the first file). With ``--config-in-argv`` the entry point finds
 ``--config-file FILE`` on its command line instead (OpenStack Cyborg's
 ``cyborg.wsgi.api``, run from its own virtualenv by
-``cyborg.tests.fixtures.upstream_cyborg``). Requests are served by
+``cyborg.tests.fixtures.upstream_cyborg``); ``--also-under PREFIX`` serves
+the application under ``PREFIX`` too (PREFIX moved to SCRIPT_NAME), as a
+web server mounting it there would (OpenStack Cyborg's links name
+``/accelerator/v2`` wherever it runs). Requests are served by
 wsgiref from a thread each, as uwsgi's threads would; SIGTERM stops the
 server.
 """
@@ -45,12 +48,24 @@ class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     request_queue_size = 64
 
 
+def _also_under(prefix, application):
+    """``application``, also answering under ``prefix``."""
+    def mounted(environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        if path == prefix or path.startswith(prefix + '/'):
+            environ['SCRIPT_NAME'] = environ.get('SCRIPT_NAME', '') + prefix
+            environ['PATH_INFO'] = path[len(prefix):]
+        return application(environ, start_response)
+    return mounted
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--port', type=int, required=True)
     parser.add_argument('--config-file', required=True)
     parser.add_argument('--paste-config')
     parser.add_argument('--config-in-argv', action='store_true')
+    parser.add_argument('--also-under')
     parser.add_argument('module')
     args = parser.parse_args()
     config_file = os.path.abspath(args.config_file)
@@ -72,6 +87,8 @@ def main():
     orm = sys.modules.get('sqlalchemy.orm')
     if orm is not None:
         orm.configure_mappers()
+    if args.also_under:
+        application = _also_under(args.also_under.rstrip('/'), application)
     server = simple_server.make_server(
         '127.0.0.1', args.port, application, server_class=_Server,
         handler_class=_Handler)
