@@ -24,6 +24,10 @@ export OS_STDOUT_CAPTURE=${OS_STDOUT_CAPTURE:-1}
 export OS_STDERR_CAPTURE=${OS_STDERR_CAPTURE:-1}
 export OS_LOG_CAPTURE=${OS_LOG_CAPTURE:-1}
 
+# OpenStack Cyborg 17.0.0 in its own virtualenv, for the import tests.
+CYBORG_UPSTREAM_VENV=$(tools/upstream-cyborg-venv.sh)
+export CYBORG_UPSTREAM_VENV
+
 rc=0
 # The Nova tests (cyborg/tests/functional/nova) are tools/run-nova-tests.sh's,
 # the rehearsal of the switch from OpenStack Cyborg

@@ -77,20 +77,28 @@ def apply(context, plan, dry_run=False):
 
 
 def compare(context, plan):
-    """The Comparison of ``plan`` with the target's rows."""
+    """The Comparison of ``plan`` with the target's rows.
+
+    One query per table (and per CHUNK uuids) for the rows, one per
+    referenced table for the uuids their foreign keys name: a second run
+    over a large database costs a few dozen statements, not one per row.
+    """
     comparison = Comparison()
+    held = {}
     for table in mapping.TABLES:
-        planned = plan.rows[table]
-        held = _rows_by_uuid(context, table, [row.uuid for row in planned])
+        held[table] = _rows_by_uuid(context, table, [
+            row.uuid for row in plan.rows[table]])
         comparison.ids[table] = {row_uuid: row['id']
-                                 for row_uuid, row in held.items()}
-        for row in planned:
-            stored = held.get(row.uuid)
+                                 for row_uuid, row in held[table].items()}
+    uuids = _referenced_uuids(context, held)
+    for table in mapping.TABLES:
+        for row in plan.rows[table]:
+            stored = held[table].get(row.uuid)
             if stored is None:
                 comparison.new[table].append(row)
                 continue
             comparison.present[table] += 1
-            different = _differences(context, row, stored)
+            different = _differences(row, stored, uuids)
             if different:
                 comparison.conflicts.append(
                     '%s %s: the target\'s row differs in %s'
@@ -109,22 +117,39 @@ def _rows_by_uuid(context, table, uuids):
     return found
 
 
-def _uuid_of(context, table, row_id):
-    if row_id is None:
-        return None
-    model = TABLES[table]
-    return context.session.execute(sa.select(model.c.uuid).where(
-        model.c.id == row_id)).scalar()
+def _foreign_keys(table):
+    """The compared columns of ``table`` that are foreign keys."""
+    return [name for name in COMPARED[table]
+            if TABLES[table].c[name].foreign_keys]
 
 
-def _differences(context, planned, stored):
+def _referenced_uuids(context, held):
+    """{table: {id: uuid}} of the rows the held rows' compared foreign
+    keys name."""
+    wanted = collections.defaultdict(set)
+    for table, rows in held.items():
+        for name in _foreign_keys(table):
+            wanted[_referenced(table, name)].update(
+                row[name] for row in rows.values() if row[name] is not None)
+    uuids = {}
+    for table, row_ids in wanted.items():
+        model, ordered = TABLES[table], sorted(row_ids)
+        uuids[table] = {}
+        for start in range(0, len(ordered), CHUNK):
+            uuids[table].update(context.session.execute(sa.select(
+                model.c.id, model.c.uuid).where(
+                model.c.id.in_(ordered[start:start + CHUNK]))).all())
+    return uuids
+
+
+def _differences(planned, stored, uuids):
     """The compared columns where ``stored`` is not ``planned``."""
     different = []
     for name in COMPARED[planned.table]:
-        if TABLES[planned.table].c[name].foreign_keys:
+        if name in _foreign_keys(planned.table):
             want = planned.refs.get(name, (None, None))[1]
-            have = _uuid_of(context, _referenced(planned.table, name),
-                            stored[name])
+            have = uuids.get(_referenced(planned.table, name), {}).get(
+                stored[name])
         else:
             want = mapping.canonical(planned.table, name,
                                      planned.values[name])

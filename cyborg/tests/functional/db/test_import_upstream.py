@@ -84,6 +84,16 @@ class ImportUpstreamTest(base.TestCase):
         self.assertIn('Nothing to do: every row that can be carried over is '
                       'in the target already.', result.stdout)
 
+        # Refused: exit 2, the reason on standard error, nothing written.
+        before = dump(self.target.engine)
+        command[command.index(self.upstream.url)] = 'nonsense://x'
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=120, check=False)
+        self.assertEqual(2, result.returncode, result.stderr)
+        self.assertIn('Import refused: Cannot use the source database URL',
+                      result.stderr)
+        self.assertEqual(before, dump(self.target.engine))
+
     def test_everything_carried_with_its_uuid(self):
         self._import()
         devices = self._rows('devices')
@@ -203,10 +213,19 @@ class ImportUpstreamTest(base.TestCase):
             connection.execute(sa.update(profiles).where(
                 profiles.c.uuid == self._uuid('fpga_profile')).values(
                 uuid='11111111-2222-3333-4444-555555555555'))
+            handles = models.AttachHandle.__table__
+            deployables = models.Deployable.__table__
+            connection.execute(sa.update(handles).where(
+                handles.c.uuid == self._uuid('fpga_ah1')).values(
+                deployable_id=sa.select(deployables.c.id).where(
+                    deployables.c.uuid == self._uuid('gpu_dep'))
+                .scalar_subquery()))
         before = dump(self.target.engine)
         error = self.assertRaises(importing.Refused, self._import)
         self.assertIn('device_profiles %s: the target\'s row differs in '
                       'description' % self._uuid('gpu_profile'), str(error))
+        self.assertIn('attach_handles %s: the target\'s row differs in '
+                      'deployable_id' % self._uuid('fpga_ah1'), str(error))
         self.assertIn("device_profiles %s: its name 'fpga-1' is taken by the "
                       "target's profile 11111111-2222-3333-4444-555555555555"
                       % self._uuid('fpga_profile'), str(error))
@@ -242,3 +261,32 @@ class OlderUpstreamTest(base.TestCase):
         self.assertIn('Imported 25 rows in one transaction.', printed)
         self.assertIn('devices: 3 inserted, 0 already there, 0 not carried '
                       'over', printed)
+
+
+class TargetBackendsTest(base.TestCase):
+    """The import writes the same rows into SQLite and PostgreSQL."""
+
+    def _import_twice(self, backend):
+        upstream = self.useFixture(upstream_cyborg.UpstreamDatabase())
+        sample = upstream_sample.fill(upstream)
+        target = self.useFixture(database.Database(backend))
+        printed = []
+        importing.run(upstream.url, out=printed.append)
+        self.assertIn('Imported 21 rows in one transaction.', printed)
+        imported = dump(target.engine)
+        self.assertTrue(importing.run(upstream.url,
+                                      out=printed.append).nothing_to_do())
+        self.assertEqual(imported, dump(target.engine))
+        with target.engine.connect() as connection:
+            arqs = models.ARQ.__table__
+            handles = models.AttachHandle.__table__
+            held = connection.execute(sa.select(handles.c.uuid).join(
+                arqs, arqs.c.attach_handle_id == handles.c.id).where(
+                arqs.c.uuid == sample.uuids['bound'])).scalar()
+        self.assertEqual(sample.uuids['fpga_ah0'], held)
+
+    def test_sqlite(self):
+        self._import_twice('sqlite')
+
+    def test_postgresql(self):
+        self._import_twice('postgresql')
