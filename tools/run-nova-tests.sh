@@ -19,9 +19,7 @@ cd "$(dirname "$0")/.."
 tools/install.sh
 # OpenStack Cyborg 17.0.0 for test_upstream_switch: a server booted under
 # it survives the switch to cyborg.
-tools/install-upstream-cyborg.sh
-UPSTREAM_VENV=${CYBORG_UPSTREAM_VENV:-.upstream-cyborg-venv}
-CYBORG_UPSTREAM_VENV=$(cd "$UPSTREAM_VENV" && pwd)
+CYBORG_UPSTREAM_VENV=$(tools/upstream-cyborg-venv.sh)
 export CYBORG_UPSTREAM_VENV
 PYTHON=${PYTHON:-python3}
 VENV=${CYBORG_VENV:-.venv}

@@ -9,13 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install.sh
-# OpenStack Cyborg 17.0.0 in a virtualenv of its own: the import tests
-# (cyborg/tests/functional/db) build upstream databases with its migrations.
-tools/install-upstream-cyborg.sh
 VENV=${CYBORG_VENV:-.venv}
-UPSTREAM_VENV=${CYBORG_UPSTREAM_VENV:-.upstream-cyborg-venv}
-CYBORG_UPSTREAM_VENV=$(cd "$UPSTREAM_VENV" && pwd)
-export CYBORG_UPSTREAM_VENV
 
 "$VENV/bin/ruff" check cyborg os_acc benchmarks tools
 

@@ -8,9 +8,10 @@
 # `stestr run` (a test regex).
 #
 # Upstream lives in its own virtualenv (.upstream-cyborg-venv, or
-# $CYBORG_UPSTREAM_VENV), built here by tools/install-upstream-cyborg.sh
-# when missing. The test takes the machine to itself while upstream and
-# then cyborg start (about a minute and a half on 2 CPUs).
+# $CYBORG_UPSTREAM_VENV), built here by tools/upstream-cyborg-venv.sh
+# when missing (about a minute). The test takes the machine to itself
+# while upstream and then cyborg start (about a minute and a half on 2
+# CPUs).
 #
 # Needs MariaDB (127.0.0.1:3306, root without password) and RabbitMQ
 # (127.0.0.1:5672, guest/guest, rabbitmqctl for virtual hosts of its own):
@@ -18,10 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install.sh
-tools/install-upstream-cyborg.sh
 VENV=${CYBORG_VENV:-.venv}
-UPSTREAM_VENV=${CYBORG_UPSTREAM_VENV:-.upstream-cyborg-venv}
-CYBORG_UPSTREAM_VENV=$(cd "$UPSTREAM_VENV" && pwd)
+CYBORG_UPSTREAM_VENV=$(tools/upstream-cyborg-venv.sh)
 export CYBORG_UPSTREAM_VENV
 
 # oslotest captures each test's output and logs; they show only on failure
