@@ -324,6 +324,9 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
             arq['uuid']: UNBIND_OPS for arq in booted[instance_two]})
         self._expect(204, 'DELETE', '/v2/accelerator_requests?instance=%s'
                      % instance_two)
+        self.assertEqual([], self._expect(
+            200, 'GET', '/v2/accelerator_requests?instance=%s'
+            % instance_two)['arqs'])
         self.assertEqual({False}, {self._handles_in_use(rp_a)[handle]
                                    for handle in held})
         response = self.placement.adapter.delete('/allocations/%s'
