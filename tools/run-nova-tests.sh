@@ -17,6 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install.sh
+# OpenStack Cyborg 17.0.0 for test_upstream_switch: a server booted under
+# it survives the switch to cyborg.
+CYBORG_UPSTREAM_VENV=$(tools/upstream-cyborg-venv.sh)
+export CYBORG_UPSTREAM_VENV
 PYTHON=${PYTHON:-python3}
 VENV=${CYBORG_VENV:-.venv}
 NOVA_VENV=${CYBORG_NOVA_VENV:-.nova-venv}

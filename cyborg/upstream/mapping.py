@@ -146,7 +146,8 @@ def _controlpath_id(result, row):
                 'device'):
         return
     _carry_checked(result, 'controlpath_ids', row, {
-        'cpid_type': row['cpid_type'], 'cpid_info': row['cpid_info']},
+        'cpid_type': row['cpid_type'],
+        'cpid_info': pci_info(row['cpid_info'])},
         {'device_id': result.ref('devices', row['device_id'])})
 
 
@@ -212,7 +213,8 @@ def _attach_handle(result, row):
                     'knows' % (row['attach_type'],))
         return
     _carry_checked(result, table, row, {
-        'attach_type': row['attach_type'], 'attach_info': row['attach_info'],
+        'attach_type': row['attach_type'],
+        'attach_info': pci_info(row['attach_info']),
         'in_use': bool(row['in_use'])}, {
         'deployable_id': result.ref('deployables', row['deployable_id']),
         'cpid_id': result.ref('controlpath_ids', row['cpid_id'])})
@@ -301,6 +303,41 @@ def _arq_problem(result, row, groups, known_profiles, held):
             row['attach_handle_id'] is None:
         return 'it is %s but holds no attach handle' % row['state']
     return None
+
+
+# The fields of a PCI address in a control path id or an attach handle:
+# the hex digits this service's drivers write of each ("0000:0c:00.1") and
+# the bound of each.
+_PCI_WIDTHS = {'domain': 4, 'bus': 2, 'device': 2, 'function': 1}
+_PCI_BOUNDS = {'domain': 0x10000, 'bus': 0x100, 'device': 0x20,
+               'function': 8}
+
+
+def pci_info(text):
+    """A PCI address's JSON text with its fields as this service's drivers
+    write them, so that the agent's reports match the imported row.
+
+    Upstream's fake driver writes the device of its handles unpadded
+    (``"device": "0"``) where a driver of this service reports ``"00"``;
+    matched as text, the first report would replace every imported handle
+    (and the ARQs bound to it). Any other text is carried as it is.
+    """
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return text
+    if not isinstance(value, dict) or set(value) != set(_PCI_WIDTHS):
+        return text
+    try:
+        numbers = {key: int(value[key], 16) for key in _PCI_WIDTHS}
+    except (TypeError, ValueError):
+        return text
+    if any(not 0 <= number < _PCI_BOUNDS[key]
+           for key, number in numbers.items()):
+        return text
+    return report_devices.canonical_text(json.dumps({
+        key: '%0*x' % (_PCI_WIDTHS[key], number)
+        for key, number in numbers.items()}))
 
 
 def canonical(table, name, value):

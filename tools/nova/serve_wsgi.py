@@ -10,8 +10,15 @@ tests' fixtures (``cyborg.tests.fixtures.nova`` and ``.neutron``)::
 ``neutron.wsgi.api``), which reads its configuration from the files that
 ``OS_NOVA_CONFIG_FILES`` and ``OS_NEUTRON_CONFIG_FILES`` name: both are set
 to ``FILE``, after ``PASTE`` when given (Nova reads its paste pipeline from
-the first file). Requests are served by wsgiref from a thread each, as uwsgi's
-threads would; SIGTERM stops the server.
+the first file). With ``--config-in-argv`` the entry point finds
+``--config-file FILE`` on its command line instead (OpenStack Cyborg's
+``cyborg.wsgi.api``, run from its own virtualenv by
+``cyborg.tests.fixtures.upstream_cyborg``); ``--also-under PREFIX`` serves
+the application under ``PREFIX`` too (PREFIX moved to SCRIPT_NAME), as a
+web server mounting it there would (OpenStack Cyborg's links name
+``/accelerator/v2`` wherever it runs). Requests are served by
+wsgiref from a thread each, as uwsgi's threads would; SIGTERM stops the
+server.
 """
 
 import argparse
@@ -41,11 +48,24 @@ class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     request_queue_size = 64
 
 
+def _also_under(prefix, application):
+    """``application``, also answering under ``prefix``."""
+    def mounted(environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        if path == prefix or path.startswith(prefix + '/'):
+            environ['SCRIPT_NAME'] = environ.get('SCRIPT_NAME', '') + prefix
+            environ['PATH_INFO'] = path[len(prefix):]
+        return application(environ, start_response)
+    return mounted
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--port', type=int, required=True)
     parser.add_argument('--config-file', required=True)
     parser.add_argument('--paste-config')
+    parser.add_argument('--config-in-argv', action='store_true')
+    parser.add_argument('--also-under')
     parser.add_argument('module')
     args = parser.parse_args()
     config_file = os.path.abspath(args.config_file)
@@ -56,6 +76,8 @@ def main():
     os.environ['OS_NEUTRON_CONFIG_FILES'] = ';'.join(files)
     # The entry points parse sys.argv as their command line.
     sys.argv = [args.module]
+    if args.config_in_argv:
+        sys.argv += ['--config-file', config_file]
     application = importlib.import_module(args.module).application
     # SQLAlchemy adds the backref attributes of the models when it first
     # configures its mappers, which the first query does; Neutron's port
@@ -65,6 +87,8 @@ def main():
     orm = sys.modules.get('sqlalchemy.orm')
     if orm is not None:
         orm.configure_mappers()
+    if args.also_under:
+        application = _also_under(args.also_under.rstrip('/'), application)
     server = simple_server.make_server(
         '127.0.0.1', args.port, application, server_class=_Server,
         handler_class=_Handler)

@@ -2,7 +2,8 @@
 
 A simulated card sits on one PCI bus: its physical functions are the
 functions of device 00 (``pf_address``) and its virtual functions fill
-devices 01 to 1f (``vf_address``). ``fpga_device`` builds a card entry of
+devices 01 to 1f, or follow the function its fleet entry's ``first_vf``
+names (``vf_address``). ``fpga_device`` builds a card entry of
 the fleet file into its DriverDevice tree: a root, its regions, their PF
 deployables and, below each PF, its VF deployables. A region's functions
 are a layout, a list of (PF address, [VF addresses]); ``functions`` turns
@@ -45,6 +46,11 @@ REGION_NAMESPACE = uuid.UUID('0b0a5c1e-3f4e-4c2a-9a55-6f1c2d7e8a90')
 FUNCTIONS_PER_DEVICE = 8
 MAX_PFS = FUNCTIONS_PER_DEVICE
 MAX_VFS = 0x1f * FUNCTIONS_PER_DEVICE
+# The function (device * 8 + function) of a card's first VF, unless its
+# fleet entry says otherwise: 01.0, after the PFs of device 00.
+FIRST_VF = FUNCTIONS_PER_DEVICE
+# Functions a card has: devices 00 to 1f.
+FUNCTIONS_PER_CARD = 0x20 * FUNCTIONS_PER_DEVICE
 # A simulated programming takes at most this many seconds.
 MAX_SECONDS = 600
 # The programming outcomes by the names the fleet file uses.
@@ -153,11 +159,12 @@ def pf_address(prefix, number):
     return '%s00.%d' % (prefix, number)
 
 
-def vf_address(prefix, number):
-    """The address of VF ``number`` of the card at ``prefix``: devices 01 to
-    1f, eight functions each."""
-    device, function = divmod(number, FUNCTIONS_PER_DEVICE)
-    return '%s%02x.%d' % (prefix, device + 1, function)
+def vf_address(prefix, number, first=FIRST_VF):
+    """The address of VF ``number`` of the card at ``prefix``: from PCI
+    function ``first`` on (counted over devices, eight functions each; by
+    default 01.0), up to device 1f."""
+    device, function = divmod(first + number, FUNCTIONS_PER_DEVICE)
+    return '%s%02x.%d' % (prefix, device, function)
 
 
 def region_name(address, index):
@@ -204,7 +211,8 @@ def fpga_device(fpga, prefix):
         for _ in range(region['pfs']):
             count = region['vfs_per_pf']
             layout.append((pf_address(prefix, pf_number),
-                           [vf_address(prefix, vf_number + number)
+                           [vf_address(prefix, vf_number + number,
+                                       fpga.get('first_vf', FIRST_VF))
                             for number in range(count)]))
             pf_number += 1
             vf_number += count

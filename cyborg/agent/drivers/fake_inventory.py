@@ -29,9 +29,14 @@ MODEL = 'fake-fpga'
 FAKE_TRAIT = fake_fpga.FAKE_TRAIT
 ATTACH_TYPES = ('TEST_PCI', 'PCI')
 # Card k of a host sits on PCI domain k // BUSES_PER_DOMAIN, bus 0x10 + the
-# rest; its physical functions are functions of device 00 and its virtual
-# functions fill devices 01 to 1f.
+# rest, unless its entry names a bus; its physical functions are functions
+# of device 00 and its virtual functions fill devices 01 to 1f, or follow
+# the entry's first_vf.
 BUSES_PER_DOMAIN = 0xf0
+# An entry's ``bus``: "0c" or "0000:0c" (domain 0000 when not given).
+_BUS = re.compile(r'^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2})$')
+# An entry's ``first_vf``: device.function, such as "00.1".
+_FUNCTION = re.compile(r'^([0-9a-fA-F]{2})\.([0-7])$')
 MAX_PFS = fake_fpga.MAX_PFS
 MAX_VFS = fake_fpga.MAX_VFS
 # vGPU type ids become part of deployable names.
@@ -79,7 +84,8 @@ _FPGA_KEYS = {'count': (int, 1), 'vendor': (HEX, VENDOR),
               'vendor_name': (str, None), 'board': (str, 'fake_board'),
               'model': (str, MODEL), 'product_id': (HEX, '0xCAFE'),
               'attach_type': (str, 'TEST_PCI'), 'regions': (list, None),
-              'prepare': (str, 'succeed'), 'shell_id': (str, None)}
+              'prepare': (str, 'succeed'), 'shell_id': (str, None),
+              'bus': (str, None), 'first_vf': (str, None)}
 _GPU_KEYS = {'count': (int, 1), 'model': (str, 'fake-gpu'),
              'product_id': (HEX, '0x1eb8'), 'attach_type': (str, 'TEST_PCI'),
              'vgpu_types': (list, []), 'prepare': (str, 'succeed')}
@@ -269,10 +275,45 @@ def _fpga(data, where):
     if pfs > MAX_PFS:
         raise InvalidInventory('%s.regions: %d PFs, at most %d fit a card'
                                % (where, pfs, MAX_PFS))
-    if vfs > MAX_VFS:
+    fpga['bus'] = _bus(fpga['bus'], fpga['count'], where + '.bus')
+    fpga['first_vf'] = _first_vf(fpga['first_vf'], pfs, where + '.first_vf')
+    room = fake_fpga.FUNCTIONS_PER_CARD - fpga['first_vf']
+    if vfs > min(MAX_VFS, room):
         raise InvalidInventory('%s.regions: %d VFs, at most %d fit a card'
-                               % (where, vfs, MAX_VFS))
+                               % (where, vfs, min(MAX_VFS, room)))
     return fpga
+
+
+def _bus(value, count, where):
+    """The (domain, bus) numbers of the first card of an entry, or None
+    (the cards take the next free slots)."""
+    if value is None:
+        return None
+    match = _BUS.match(value)
+    if match is None:
+        raise InvalidInventory('%s: expected "bb" or "dddd:bb" in hex, got '
+                               '%r' % (where, value))
+    domain, bus = int(match.group(1) or '0', 16), int(match.group(2), 16)
+    if bus + count > 0x100:
+        raise InvalidInventory('%s: %d cards from bus %02x pass bus ff'
+                               % (where, count, bus))
+    return domain, bus
+
+
+def _first_vf(value, pfs, where):
+    """The function number (device * 8 + function) of a card's first VF."""
+    if value is None:
+        return fake_fpga.FIRST_VF
+    match = _FUNCTION.match(value)
+    if match is None:
+        raise InvalidInventory('%s: expected "dd.f" (device in hex, function '
+                               '0-7), got %r' % (where, value))
+    number = (int(match.group(1), 16) * fake_fpga.FUNCTIONS_PER_DEVICE
+              + int(match.group(2)))
+    if number < pfs or number >= fake_fpga.FUNCTIONS_PER_CARD:
+        raise InvalidInventory('%s: %s is taken by the card\'s %d PF(s) or '
+                               'past device 1f' % (where, value, pfs))
+    return number
 
 
 def _region(data, where):
@@ -336,17 +377,28 @@ def _gpu(data, where):
 
 def build_devices(inventory):
     """The DriverDevice trees of a validated inventory, in file order."""
-    devices = []
-    slot = 0
-    for fpga in inventory['fpgas']:
-        for _ in range(fpga['count']):
-            devices.append(fake_fpga.fpga_device(fpga, _card_prefix(slot)))
-            slot += 1
+    devices = [fake_fpga.fpga_device(fpga, prefix)
+               for fpga, prefix in _fpga_prefixes(inventory)]
+    slot = sum(fpga['count'] for fpga in inventory['fpgas'])
     for gpu in inventory['gpus']:
         for _ in range(gpu['count']):
             devices.append(_gpu_device(gpu, _card_prefix(slot)))
             slot += 1
     return devices
+
+
+def _fpga_prefixes(inventory):
+    """(entry, ``domain:bus:``) of each FPGA card, in file order: the next
+    slot's bus, or the bus its entry names (then the following buses)."""
+    slot = 0
+    for fpga in inventory['fpgas']:
+        for number in range(fpga['count']):
+            if fpga['bus'] is None:
+                yield fpga, _card_prefix(slot)
+            else:
+                domain, bus = fpga['bus']
+                yield fpga, '%04x:%02x:' % (domain, bus + number)
+            slot += 1
 
 
 def prepare_modes(inventory):
@@ -380,14 +432,10 @@ def fpga_cards(inventory):
     """The FakeCard of each FPGA ``build_devices`` makes, by control path
     key."""
     cards = {}
-    slot = 0
-    for fpga in inventory['fpgas']:
-        for _ in range(fpga['count']):
-            prefix = _card_prefix(slot)
-            controlpath_id = base.pci_controlpath_id(
-                fake_fpga.pf_address(prefix, 0))
-            cards[controlpath_key(controlpath_id)] = fake_fpga.card(fpga, prefix)
-            slot += 1
+    for fpga, prefix in _fpga_prefixes(inventory):
+        controlpath_id = base.pci_controlpath_id(
+            fake_fpga.pf_address(prefix, 0))
+        cards[controlpath_key(controlpath_id)] = fake_fpga.card(fpga, prefix)
     return cards
 
 

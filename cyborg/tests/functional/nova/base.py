@@ -28,6 +28,9 @@ ARQ_TIMEOUT = 30
 class NovaTestCase(base.BaseTestCase):
     """Helpers to boot servers with accelerators and look at the result."""
 
+    # The fixture of the class's deployment (before ``deployment``, which
+    # hides the module's name in the class body).
+    deployment_class = deployment.NovaDeployment
     deployment = None
 
     @classmethod
@@ -44,7 +47,7 @@ class NovaTestCase(base.BaseTestCase):
         # the conductor reads cyborg's objects.
         conf.CONF([], project='cyborg', default_config_files=[])
         objects.register_all()
-        fixture = deployment.NovaDeployment()
+        fixture = cls.deployment_class()
         # A setUp that fails cleans up what it made.
         fixture.setUp()
         cls.deployment = fixture

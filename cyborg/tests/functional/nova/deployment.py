@@ -76,6 +76,11 @@ class NovaDeployment(fixtures.Fixture):
     servers boot from) and ``services`` (every process).
     """
 
+    # The fake driver's fleet of cyborg's agent, and how many providers of
+    # it nest under the compute node.
+    fleet = FLEET
+    region_count = REGIONS
+
     def _setUp(self):
         suffix = uuid.uuid4().hex[:8]
         self.host = 'nova-compute-%s' % suffix
@@ -103,7 +108,7 @@ class NovaDeployment(fixtures.Fixture):
         self._start_cyborg(suffix)
         self.regions = self.wait_until(self._nested_regions,
                                        'the %d regions nested under the '
-                                       'compute node' % REGIONS)
+                                       'compute node' % self.region_count)
         self.user = self.keystone.make_account(roles=('member', 'reader'))
         self.compute = self._adapter(self.user, self.nova.endpoint,
                                      COMPUTE_MICROVERSION)
@@ -158,7 +163,7 @@ class NovaDeployment(fixtures.Fixture):
             'glance': glance,
         }
         fleet_path = os.path.join(self.state_path, 'fleet.yaml')
-        services.write_fleet(fleet_path, FLEET)
+        services.write_fleet(fleet_path, self.fleet)
         agent = {
             'DEFAULT': dict(common, host=self.host),
             'agent': {'enabled_drivers': 'fake_driver',
@@ -202,8 +207,12 @@ class NovaDeployment(fixtures.Fixture):
                    for provider in response.json()['resource_providers']
                    if provider['parent_provider_uuid']
                    == self.nova.compute_node_uuid
-                   and '-region' in provider['name']}
-        return regions if len(regions) == REGIONS else None
+                   and self._is_region(provider['name'])}
+        return regions if len(regions) == self.region_count else None
+
+    @staticmethod
+    def _is_region(provider_name):
+        return '-region' in provider_name
 
     def upload_image(self, name, data, properties=None, tags=()):
         """A public raw image of ``data`` in Glance (as the admin); its id."""

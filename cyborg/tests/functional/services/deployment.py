@@ -51,14 +51,23 @@ class DeploymentMixin:
     backend = None
     # {option: value} of [oslo_messaging_rabbit] for every service.
     messaging_options = None
+    # Placement's database: its own SQLite file (None), or a database of
+    # this backend, as deployed: SQLite answers writes that meet (several
+    # agents' first reports, upstream's and ours) with 500s.
+    placement_backend = None
 
     def setUp(self):
         super().setUp()
         self.database = self.useFixture(
             database.Database(backend=self.backend, schema='migrations'))
         self.rabbit = self.useFixture(messaging.RabbitIsolation())
+        placement_url = None
+        if self.placement_backend is not None:
+            placement_url = self.useFixture(database.Database(
+                backend=self.placement_backend, schema=None,
+                patch_facade=False)).url
         self.placement = self.useFixture(placement.PlacementFixture(
-            serve=True))
+            serve=True, database_url=placement_url))
         self.context = cyborg_context.get_admin_context()
         self.suffix = uuid.uuid4().hex[:8]
         self.host = 'compute-%s' % self.suffix

@@ -282,6 +282,30 @@ class TestInventoryFile(FakeDriverTestCase):
         self.assertTrue(all(driver_base.is_pci_address(address)
                             for address in functions))
 
+    def test_a_card_on_the_bus_and_functions_an_entry_names(self):
+        # Upstream Cyborg's fake driver: a card at 0000:0c:00.0 whose 16
+        # handles are the functions that follow it, 00.1 to 02.0.
+        [card, next_card] = self.discover({'fpgas': [{
+            'count': 2, 'bus': '0c', 'first_vf': '00.1',
+            'regions': [{'vfs_per_pf': 16}]}]})
+
+        self.assertEqual('0000:0c:00.0', driver_base.pci_address(
+            card.controlpath_id.cpid_info))
+        self.assertEqual('0000:0d:00.0', driver_base.pci_address(
+            next_card.controlpath_id.cpid_info))
+        [region] = parts(card)
+        self.assertEqual(
+            ['0000:0c:%02x.%d' % divmod(number, 8)
+             for number in range(1, 17)],
+            [driver_base.pci_address(handle.attach_info)
+             for handle in region.attach_handles])
+
+    def test_bus_with_its_domain(self):
+        [card] = self.discover({'fpgas': [{'bus': '0001:3a'}]})
+
+        self.assertEqual('0001:3a:00.0', driver_base.pci_address(
+            card.controlpath_id.cpid_info))
+
     def test_removed_card_disappears_at_the_next_discovery(self):
         path = self.inventory_file({'fpgas': [{'count': 2}]})
         driver = fake.FakeDriver(inventory_path=path, host='compute-1')
@@ -353,6 +377,19 @@ class TestMalformedInventory(FakeDriverTestCase):
                             'at most 8 fit a card')
         self.assert_refused({'fpgas': [{'regions': [{'vfs_per_pf': 249}]}]},
                             'at most 248 fit a card')
+
+    def test_a_bus_or_first_vf_that_cannot_be_used_is_refused(self):
+        self.assert_refused({'fpgas': [{'bus': '0x0c'}]},
+                            'fpgas[0].bus: expected "bb" or "dddd:bb"')
+        self.assert_refused({'fpgas': [{'bus': 'fe', 'count': 3}]},
+                            'fpgas[0].bus: 3 cards from bus fe pass bus ff')
+        self.assert_refused({'fpgas': [{'first_vf': '1.8'}]},
+                            'fpgas[0].first_vf: expected "dd.f"')
+        self.assert_refused({'fpgas': [{'first_vf': '00.0'}]},
+                            'fpgas[0].first_vf: 00.0 is taken')
+        self.assert_refused(
+            {'fpgas': [{'first_vf': '1f.0', 'regions': [{'vfs_per_pf': 9}]}]},
+            'fpgas[0].regions: 9 VFs, at most 8 fit a card')
 
     def test_yaml_syntax_error(self):
         self.assert_refused('fpgas: [count: 1\n', 'line 1')
