@@ -55,7 +55,7 @@ class BindsMixin(galera_base.GaleraMixin, deployment.DeploymentMixin):
         self.conductors = [self.conductor]
         return self._wait_until(lambda: self._region_providers(devices),
                                 'the %d regions with providers' % devices,
-                                timeout=60)
+                                timeout=120)
 
     def add_writer(self, node):
         """One more conductor and API process, on Galera node ``node``."""
