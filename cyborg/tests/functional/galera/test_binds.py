@@ -130,8 +130,8 @@ class GaleraBindsTest(binds.BindsMixin, base.TestCase):
 
     def test_an_api_writes_host_lock_excludes_one_on_another_node(self):
         # Two attribute writes of the same host (lock_reported) on two
-        # nodes take turns, even when nothing of the row changes (its
-        # report's digest is cleared already).
+        # nodes take turns, even when the report digest they clear is
+        # cleared already: the lock writes updated_at.
         now = datetime.datetime(2026, 1, 1)
         with self.database.engine.begin() as connection:
             connection.execute(sa.insert(HOST_LOCK).values(
