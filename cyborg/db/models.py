@@ -22,7 +22,8 @@ from cyborg.common import vocabulary
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql', 'mariadb')
 
 
-def _utcnow():
+def utcnow():
+    """Now as the models keep timestamps: naive UTC."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
@@ -35,8 +36,8 @@ def _one_of(column, values):
 class Base(orm.DeclarativeBase):
     """Declarative base; every table carries created_at/updated_at."""
 
-    created_at = orm.mapped_column(Timestamp, nullable=False, default=_utcnow)
-    updated_at = orm.mapped_column(Timestamp, nullable=True, onupdate=_utcnow)
+    created_at = orm.mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at = orm.mapped_column(Timestamp, nullable=True, onupdate=utcnow)
 
 
 # Every string column compares exactly on MariaDB and MySQL too, as on SQLite

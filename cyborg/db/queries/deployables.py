@@ -7,7 +7,10 @@ The programming lock (``programming_owner``/``programming_expires_at``) is taken
 and given back here by compare-and-set UPDATEs, which leave ``updated_at``
 alone: a lock is bookkeeping, not a change of the deployable. A program
 request takes it (``start_programming``), and so does a bind that programs
-the region (``lock_for_bind``, ``finish_bind_programming``).
+the region (``lock_for_bind``, ``finish_bind_programming``). A bind's
+claim checks the lock by writing ``updated_at`` of its deployables
+(``being_programmed``): on a Galera cluster only a write is seen by
+another node.
 """
 
 import sqlalchemy as sa
@@ -134,12 +137,22 @@ def being_programmed(context, deployable_ids, now):
     (a program request's or another bind's).
 
     Their rows are locked until the caller's transaction ends (a bind's
-    claim), so a programming request cannot start on them meanwhile.
+    claim), so a programming request cannot start on them meanwhile. The
+    lock is a write, of ``updated_at`` (the bind's claim changes what the
+    deployable holds): a Galera cluster certifies only the rows a
+    transaction wrote (``rows.touched``), so a program request on another
+    node conflicts with the claim at commit and one of them is run again;
+    a locking read alone would let both commit.
     """
     if not deployable_ids:
         return set()
+    ids = sorted(deployable_ids)
+    context.session.execute(sa.update(Deployable).where(
+        Deployable.id.in_(ids)).values(
+            updated_at=rows.touched(Deployable.updated_at, now)),
+        execution_options={'synchronize_session': False})
     query = sa.select(Deployable.id, Deployable.programming_expires_at).where(
-        Deployable.id.in_(sorted(deployable_ids))).with_for_update()
+        Deployable.id.in_(ids))
     return {row.id for row in context.session.execute(query)
             if row.programming_expires_at is not None
             and row.programming_expires_at > now}

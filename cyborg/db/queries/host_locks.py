@@ -17,6 +17,7 @@ from sqlalchemy.dialects import sqlite
 
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import rows
 
 HostLock = models.HostLock.__table__
 
@@ -39,7 +40,13 @@ def lock_reported(context, host):
     """Lock the row of ``host`` until the caller's transaction ends, if
     the host has one (an inventory report of it was applied), and forget
     its report's digest: the caller changes what the next report checks.
-    One UPDATE (SQLite's one writer at a time serializes without it).
+
+    One UPDATE (SQLite's one writer at a time serializes without it) that
+    always changes the row (``forget``): a Galera cluster certifies only
+    the rows a transaction wrote, so a report or another API write of the
+    host on another node conflicts with this one at commit and one of
+    them is run again; an UPDATE that changed nothing would let both
+    commit.
     """
     _require_transaction(context, 'lock_reported')
     forget(context, host)
@@ -49,10 +56,14 @@ def lock_reported(context, host):
 def forget(context, host):
     """Clear the report digest of ``host``: its next report is applied in
     full and Placement synced after it. One statement, in the caller's
-    transaction when there is one."""
+    transaction when there is one, that changes the row even when the
+    digest is cleared already: ``updated_at`` becomes now, never the time
+    it holds (``rows.touched``)."""
     context.session.execute(sa.update(HostLock).where(
-        HostLock.c.host == host).values(report_digest=None,
-                                        report_synced_at=None))
+        HostLock.c.host == host).values(
+            report_digest=None, report_synced_at=None,
+            updated_at=rows.touched(HostLock.c.updated_at,
+                                    models.utcnow())))
 
 
 @db_api.reader

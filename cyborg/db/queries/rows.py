@@ -4,6 +4,8 @@ They run inside the caller's transaction and carry no ``reader``/``writer``
 decorator of their own: the per-table function that calls them has one.
 """
 
+import datetime
+
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
@@ -12,6 +14,7 @@ from cyborg.db.queries import lean
 from cyborg import exception
 
 SORT_DIRECTIONS = ('asc', 'desc')
+_MICROSECOND = datetime.timedelta(microseconds=1)
 
 
 class _by_code_point(expression.FunctionElement):
@@ -201,6 +204,21 @@ def update(context, model, uuid, values):
         setattr(row, name, value)
     context.session.flush()
     return row
+
+
+def touched(column, now):
+    """A value to SET timestamp ``column`` to that is never the one it
+    holds: ``now``, or a microsecond later when it holds ``now`` already.
+
+    It makes an UPDATE a lock that a Galera cluster sees. Galera holds a
+    row lock on its own node only, and certifies at commit the rows a
+    transaction wrote, never those it merely locked (SELECT ... FOR
+    UPDATE), nor those an UPDATE matched without changing (MariaDB logs
+    no row then). Two transactions that lock the same row on two nodes
+    by writing it conflict at commit: one is refused with a deadlock
+    error, and its writer (``cyborg.db.api.writer``) runs it again.
+    """
+    return sa.case((column == now, now + _MICROSECOND), else_=now)
 
 
 def destroy(context, model, uuid):

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from cyborg import context as cyborg_context
 from cyborg.conductor import attributes as conductor_attributes
 from cyborg.conductor import inventory_report
+from cyborg.db import models
 from cyborg.db.queries import host_locks
 from cyborg.tests import base
 from cyborg.tests.fixtures import database
@@ -201,6 +202,7 @@ class OtherHostTests:
         stopped, go_on = self.hold_after_read_of_devices(held)
         held.start()
         self.assertTrue(stopped.wait(TIMEOUT))
+        write_began = models.utcnow()
         written = threading.Event()
         errors = []
 
@@ -230,11 +232,15 @@ class OtherHostTests:
                   if row['id'] == root['id']][0]['attributes_list']
         self.assertIn('"api_key": "api value"', stored)
         self.assertIn('"2.0"', stored)
-        # The API write locked the host's row, and wrote nothing to it.
+        # The API write locked the host's row, made none of its own, and
+        # wrote the row it locked (a lock another Galera node sees): its
+        # time, after the report's, and the digest cleared.
         with self.database.engine.connect() as connection:
             lock_rows = connection.execute(
                 sa.select(host_locks.HostLock)).all()
         self.assertEqual(1, len(lock_rows))
+        self.assertGreaterEqual(lock_rows[0].updated_at, write_began)
+        self.assertIsNone(lock_rows[0].report_digest)
 
 
 class SQLiteConcurrencyTests(ConcurrencyTests, base.TestCase):

@@ -69,6 +69,17 @@ class ProgrammingLockTestMixin:
         self.assertEqual(set(), queries.being_programmed(
             self.context, [], NOW))
 
+    def test_being_programmed_writes_the_rows_it_locks(self):
+        # A Galera cluster certifies only written rows: the check changes
+        # updated_at every time, even when the row holds that time already.
+        deployable_id = self.deployable.id
+
+        queries.being_programmed(self.context, [deployable_id], NOW)
+        self.assertEqual(NOW, self._row().updated_at)
+        queries.being_programmed(self.context, [deployable_id], NOW)
+        self.assertEqual(NOW + datetime.timedelta(microseconds=1),
+                         self._row().updated_at)
+
     def test_an_arq_holding_the_deployable_refuses_the_lock(self):
         profile = records.make_device_profile(self.context)
         records.make_arq(self.context, profile, hostname='compute-1',

@@ -8,6 +8,7 @@ the class (``cyborg.tests.fixtures.database``, ``backend = 'mysql'``) is
 created there, and Galera replicates it to the other two nodes.
 """
 
+import contextlib
 import os
 
 import sqlalchemy as sa
@@ -50,6 +51,29 @@ class GaleraMixin:
         parsed = sa.engine.make_url(url)
         return parsed.set(port=self.cluster.nodes[index].port).render_as_string(
             hide_password=False)
+
+    @contextlib.contextmanager
+    def writing_on(self, index):
+        """cyborg.db.api's readers and writers on node ``index`` (the test
+        database's) inside the block; transactions under way stay where
+        they are."""
+        engine = database.create_engine(
+            self.on_node(self.database.url, index))
+
+        @sa.event.listens_for(engine, 'connect')
+        def _causal(dbapi_connection, connection_record):
+            # Every statement waits until the node has applied what the
+            # cluster committed before it (the test's rows on node 0).
+            cursor = dbapi_connection.cursor()
+            cursor.execute('SET SESSION wsrep_sync_wait = 15')
+            cursor.close()
+
+        reset = database.point_facade_at(engine)
+        try:
+            yield engine
+        finally:
+            reset()
+            engine.dispose()
 
     def conflicts(self):
         """Transactions Galera refused at commit or aborted, by node:

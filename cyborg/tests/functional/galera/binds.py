@@ -13,6 +13,7 @@ its ARQs and the others failed for want of a handle.
 """
 
 from concurrent import futures
+import threading
 import time
 import uuid
 
@@ -62,7 +63,7 @@ class BindBurstMixin(deployment.DeploymentMixin):
         self.conductors = [self.conductor]
         return self._wait_until(lambda: self._region_providers(devices),
                                 'the %d regions with providers' % devices,
-                                timeout=60)
+                                timeout=120)
 
     def _answers(self, port):
         try:
@@ -113,11 +114,15 @@ class BindBurstMixin(deployment.DeploymentMixin):
         targets = {arq: regions[index % len(regions)]
                    for index, arq in enumerate(arqs)}
         sent = []
+        lock = threading.Lock()
 
         def bind(index, arq):
-            if during is not None and len(sent) == count // 2:
+            # One thread only is the one halfway through.
+            with lock:
+                halfway = len(sent) == count // 2
+                sent.append(arq)
+            if during is not None and halfway:
                 during()
-            sent.append(arq)
             return self._request(index, 'PATCH', '/v2/accelerator_requests', {
                 arq: cases.bind_ops(self.host, targets[arq],
                                     str(uuid.uuid4()))})

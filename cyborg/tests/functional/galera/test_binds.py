@@ -4,8 +4,10 @@ Single writer, as doc/source/admin/scale-out.rst used to require: every
 process on node 0; the API's writes (a device profile, ARQs) and binds of
 more ARQs than there are handles end exact.
 
-Multi-writer: a second API and conductor process on node 1. The two
-conductors claim the same handles at once through two nodes; Galera does
+Multi-writer, at issue 33's size: a second API and conductor process on
+node 1, 1,000 binds over 100 one-handle regions, the clients taking the
+two API processes in turn. The two conductors claim the same handles at
+once through two nodes; Galera does
 not hold a row lock across nodes, so the losing transaction is refused at
 commit (certification failure) or aborted (brute-force abort), which the
 client sees as a deadlock (1213). cyborg.db.api's writer runs the whole
@@ -13,6 +15,13 @@ transaction again then (oslo.db's retry): the claims end as exact as on
 one node. The test counts the conflicts on the servers and the retries in
 the conductors' logs, and fails if there were none: without conflicts it
 would prove nothing.
+
+Locks: a lock that a writer takes on one node must exclude the same lock
+on another. Galera certifies only the rows a transaction wrote, so each
+lock writes the row it locks (``rows.touched``); the lock tests take one
+on node 0, commit the same on node 1 meanwhile, and require the first
+transaction to be aborted and run again: with a locking read alone both
+would commit.
 """
 
 import datetime
@@ -23,15 +32,18 @@ from testtools import content
 from cyborg import context as cyborg_context
 from cyborg.db import api as db_api
 from cyborg.db import models
+from cyborg.db.queries import deployables as deployable_queries
 from cyborg.db.queries import host_locks
 from cyborg.tests import base
+from cyborg.tests.unit.db import records
 from cyborg.tests.functional.galera import binds
 
 HOST_LOCK = models.HostLock.__table__
 
 SINGLE_DEVICES = 20
 SINGLE_PER_DEVICE = 5
-MULTI_DEVICES = 30
+# The issue's size: 1,000 binds over 100 one-handle regions.
+MULTI_DEVICES = 100
 MULTI_PER_DEVICE = 10
 
 
@@ -102,6 +114,54 @@ class GaleraBindsTest(binds.BindsMixin, base.TestCase):
             hosts = connection.execute(sa.select(HOST_LOCK.c.host).order_by(
                 HOST_LOCK.c.host)).scalars().all()
         self.assertEqual(['attempt-2', 'compute-a'], hosts)
+
+    def test_a_bind_claims_lock_excludes_one_on_another_node(self):
+        # Two binds' claims of the same deployable (being_programmed, a
+        # lock a program request respects too) on two nodes take turns.
+        context = cyborg_context.get_admin_context()
+        device = records.make_device(context)
+        deployable_id = records.make_deployable(context, device).id
+        now = datetime.datetime(2026, 1, 1)
+
+        def take(context):
+            deployable_queries.being_programmed(context, {deployable_id},
+                                                now)
+        self._assert_take_turns(take)
+
+    def test_an_api_writes_host_lock_excludes_one_on_another_node(self):
+        # Two attribute writes of the same host (lock_reported) on two
+        # nodes take turns, even when the report digest they clear is
+        # cleared already: the lock writes updated_at.
+        now = datetime.datetime(2026, 1, 1)
+        with self.database.engine.begin() as connection:
+            connection.execute(sa.insert(HOST_LOCK).values(
+                host='compute-a', created_at=now))
+
+        def take(context):
+            host_locks.lock_reported(context, 'compute-a')
+        self._assert_take_turns(take)
+
+    def _assert_take_turns(self, take):
+        """``take(context)``, a lock, on node 0 holds it while the same
+        lock is taken and committed on node 1: that commit must abort the
+        transaction on node 0, which runs again; without a write of the
+        locked row both would commit, the lock held twice at once."""
+        attempts = []
+        before = self.conflicts()
+
+        @db_api.writer
+        def hold(context):
+            attempts.append(len(attempts) + 1)
+            take(context)
+            if len(attempts) == 1:
+                with self.writing_on(1):
+                    db_api.writer(take)(cyborg_context.get_admin_context())
+
+        hold(cyborg_context.get_admin_context())
+
+        self.assertEqual([1, 2], attempts, 'the lock was held on two '
+                         'nodes at once')
+        self.assertGreater(sum(self.conflicts()) - sum(before), 0)
 
     def _measure(self, name, rows, conflicts_before, retries_before):
         """Conflicts and retries since the counts given; kept as a detail."""

@@ -6,7 +6,8 @@ a temporary state directory holding the fake driver's fleet file;
 :meth:`DeploymentMixin._start_services` starts the three services on them,
 the agent once the conductor consumes its topic;
 :meth:`DeploymentMixin._start_conductor` adds a second conductor (they are
-active-active), :meth:`DeploymentMixin._start_agent` the agent of a second
+active-active), :meth:`DeploymentMixin._start_api` a second API process,
+:meth:`DeploymentMixin._start_agent` the agent of a second
 compute node, and :meth:`DeploymentMixin._restart_agent` starts a killed
 agent again. The waits fail with the tails of the services' logs.
 
@@ -118,6 +119,7 @@ class DeploymentMixin:
         }
         api_config.update(self._messaging_groups())
         api_config.update(api_options or {})
+        self.api_config = api_config
         self.api = self.useFixture(processes.ServiceProcess('cyborg-api',
                                                             api_config))
         self.services = [self.conductor, self.api]
@@ -162,6 +164,19 @@ class DeploymentMixin:
         self._wait_until(lambda: self._heartbeat_of(host, 'cyborg-conductor'),
                          'the heartbeat of conductor %s' % host)
         return conductor
+
+    def _start_api(self, host):
+        """Start one more API process, on ``host``, with the first one's
+        options on a port of its own. Returns its ServiceProcess and port
+        at once: wait for it with ``_wait_until``."""
+        port = processes.free_port()
+        config = {group: dict(options)
+                  for group, options in self.api_config.items()}
+        config['DEFAULT']['host'] = host
+        config['api']['port'] = port
+        api = self.useFixture(processes.ServiceProcess('cyborg-api', config))
+        self.services.append(api)
+        return api, port
 
     def _start_agent(self, host, fleet):
         """Start the agent of another compute node, ``host``, with the

@@ -2,16 +2,14 @@
 
 Two cyborg-conductor processes share one MariaDB database, one RabbitMQ
 virtual host, an API and an agent; the second reaches the database
-through a TCP proxy of the test's. The test cuts the proxy: that
-conductor stops consuming its topic (its own requests to it find nobody),
-every bind sent meanwhile is answered 202 and ends Bound through the
-other one, and once the proxy is back the second conductor consumes again
-by itself, without a restart. Its log says so once each way, without a
-traceback.
+through a TCP proxy (``cyborg.tests.fixtures.balancer.Proxy``). The test
+cuts the proxy: that conductor stops consuming its topic (its own
+requests to it find nobody), every bind sent meanwhile is answered 202
+and ends Bound through the other one, and once the proxy is back the
+second conductor consumes again by itself, without a restart. Its log
+says so once each way, without a traceback.
 """
 
-import socket
-import threading
 import uuid
 
 import oslo_messaging
@@ -21,6 +19,7 @@ from cyborg import context as cyborg_context
 from cyborg import rpc
 from cyborg.conductor import rpcapi as conductor_rpcapi
 from cyborg.tests import base
+from cyborg.tests.fixtures import balancer
 from cyborg.tests.fixtures import messaging
 from cyborg.tests.fixtures import processes
 from cyborg.tests.functional.services import test_arq_processes as cases
@@ -32,78 +31,13 @@ FLEET = {'fpgas': [dict(cases.FPGA_A, regions=[
 BINDS = 4
 
 
-class Proxy:
-    """A TCP proxy from a port of 127.0.0.1 to ``target``; ``cut`` closes
-    every connection and refuses new ones until ``restore``."""
-
-    def __init__(self, target):
-        self.target = target
-        self.port = processes.free_port()
-        self._lock = threading.Lock()
-        self._sockets = []
-        self._listener = None
-
-    def restore(self):
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(('127.0.0.1', self.port))
-        listener.listen(64)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,),
-                         daemon=True).start()
-
-    def cut(self):
-        with self._lock:
-            sockets, self._sockets = self._sockets + [self._listener], []
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-
-    def _accept(self, listener):
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                client.close()
-                continue
-            server.settimeout(None)
-            with self._lock:
-                self._sockets += [client, server]
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, sink),
-                                 daemon=True).start()
-
-    @staticmethod
-    def _pump(source, sink):
-        try:
-            while True:
-                data = source.recv(65536)
-                if not data:
-                    break
-                sink.sendall(data)
-        except OSError:
-            pass
-        for sock in (source, sink):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
 class ConductorDatabaseLostTest(cases.ArqProcessesMixin, base.TestCase):
 
     backend = 'mysql'
 
     def _start_proxied_conductor(self, host):
         url = self.database.engine.url
-        self.proxy = Proxy((url.host or '127.0.0.1', url.port or 3306))
+        self.proxy = balancer.Proxy((url.host or '127.0.0.1', url.port or 3306))
         self.proxy.restore()
         self.addCleanup(self.proxy.cut)
         config = dict(self.conductor_config)

@@ -332,12 +332,13 @@ class StatementCountTests(BindingTestsBase):
     """A batch costs the same statements for one ARQ as for eight."""
 
     # claim: take the leases, read the leased ARQs, lock the deployables
-    # being programmed, lock the free handles (with whether an ARQ holds
+    # by writing them (a lock a Galera cluster certifies) and read which
+    # are being programmed, lock the free handles (with whether an ARQ holds
     # one), take them, record them on the ARQs. finish: lock the
     # instances' ARQs, append the binds to their deployables' history (one
     # INSERT ... SELECT), end the binds (leasing their events). Then the
     # events Nova was given are no longer owed (one more).
-    CLAIM = 6
+    CLAIM = 7
     FINISH = 3
 
     def count(self, arq_count, binder=None):
