@@ -273,6 +273,13 @@ class PlacementOutageMixin(deployment.DeploymentMixin):
         self.assertEqual((self.host, rp_uuid, instance_uuid),
                          (bound['hostname'], bound['device_rp_uuid'],
                           bound['instance_uuid']))
+        # The bind's claim wrote its region's row (its lock: updated_at)
+        # and nothing else of the inventory.
+        after_bind = self._deployables()
+        self.assertIsNotNone(after_bind[XILINX_REGION]['updated_at'])
+        deployables_b[XILINX_REGION]['updated_at'] = \
+            after_bind[XILINX_REGION]['updated_at']
+        self.assertEqual(deployables_b, after_bind)
 
         # 5. Disabling a device is recorded; reads keep answering 200.
         intel = [device for device in self._expect(
