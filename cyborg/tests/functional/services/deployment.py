@@ -18,8 +18,6 @@ setUp, and give every service ``[oslo_messaging_rabbit]`` options with
 """
 
 from concurrent import futures
-import http.client
-import json
 import os
 import re
 import uuid
@@ -283,27 +281,5 @@ class DeploymentMixin:
                 service.script)
 
 
-def api_request(port, method, path, body=None, headers=None, timeout=15):
-    """One JSON request to the API on ``port``; (status, decoded body).
-
-    A body that is not JSON comes back as text.
-    """
-    sent = {'Accept': 'application/json'}
-    sent.update(headers or {})
-    data = None
-    if body is not None:
-        sent['Content-Type'] = 'application/json'
-        data = json.dumps(body)
-    connection = http.client.HTTPConnection('127.0.0.1', port,
-                                            timeout=timeout)
-    try:
-        connection.request(method, path, body=data, headers=sent)
-        response = connection.getresponse()
-        raw = response.read()
-    finally:
-        connection.close()
-    try:
-        decoded = json.loads(raw) if raw else None
-    except ValueError:
-        decoded = raw.decode('utf-8', 'replace')
-    return response.status, decoded
+# One JSON request to the API on a port; (status, decoded body).
+api_request = processes.json_request
