@@ -39,8 +39,7 @@ from cyborg.tests.fixtures import placement as placement_fixture
 from cyborg.tests.fixtures import processes
 from cyborg.tests.fixtures import upstream_cyborg
 from cyborg.tests.functional.aio import test_aio
-from cyborg.tests.functional.services.test_arq_processes import bind_ops
-from cyborg.tests.functional.upstream_switch import test_rehearsal
+from cyborg.tests.functional.upstream_switch import cloud
 
 # What the import carries from one upstream host: its card (a device, its
 # control path, one deployable with two attributes and its handles), two
@@ -63,14 +62,6 @@ def mysql_arguments(url):
     return arguments + [url.database]
 
 
-def seen_by_nova(arqs):
-    """What Nova reads of each ARQ, handle address as numbers, sorted."""
-    return sorted(
-        (tuple(arq[field] for field in test_rehearsal.ARQ_FIELDS)
-         + (test_rehearsal.pci_address(arq['attach_handle_info']),)
-         for arq in arqs), key=str)
-
-
 def providers(placement):
     """The providers of a served ``PlacementFixture``, by uuid."""
     response = placement.adapter.get('/resource_providers')
@@ -79,7 +70,8 @@ def providers(placement):
             for provider in response.json()['resource_providers']}
 
 
-class GuideOnTheAllInOneTest(test_aio.AllInOneProcess):
+class GuideOnTheAllInOneTest(cloud.UpstreamCloudMixin,
+                             test_aio.AllInOneProcess):
 
     def setUp(self):
         upstream_cyborg.require_upstream_venv()
@@ -95,12 +87,6 @@ class GuideOnTheAllInOneTest(test_aio.AllInOneProcess):
             bus.control_exchange))
 
     # -- Upstream, as a cloud uses it ----------------------------------------
-
-    def _upstream(self, status, method, path, body=None):
-        answer_status, answer = self.upstream.request(method, path, body)
-        self.assertEqual(status, answer_status,
-                         '%s %s: %s' % (method, path, answer))
-        return answer
 
     def _upstream_cloud(self):
         """Profiles, one instance's two bound ARQs, one unbound ARQ; (the
@@ -119,24 +105,7 @@ class GuideOnTheAllInOneTest(test_aio.AllInOneProcess):
         [deployable] = self._upstream(200, 'GET',
                                       '/v2/deployables')['deployables']
         rp_uuid = deployable['rp_uuid']
-        instance = str(uuid.uuid4())
-        arqs = self._upstream(201, 'POST', '/v2/accelerator_requests', {
-            'device_profile_name': two})['arqs']
-        response = self.placement.adapter.put(
-            '/allocations/%s' % instance,
-            json={'allocations': {rp_uuid: {'resources': {'FPGA': 2}}},
-                  'project_id': upstream_cyborg.PROJECT_ID,
-                  'user_id': upstream_cyborg.HEADERS['X-User-Id'],
-                  'consumer_generation': None, 'consumer_type': 'INSTANCE'})
-        self.assertEqual(204, response.status_code, response.text)
-        self._upstream(202, 'PATCH', '/v2/accelerator_requests', {
-            arq['uuid']: bind_ops(self.compute, rp_uuid, instance)
-            for arq in arqs})
-        resolved = self._upstream(
-            200, 'GET', '/v2/accelerator_requests?instance=%s'
-            '&bind_state=resolved' % instance)['arqs']
-        self.assertEqual(['Bound', 'Bound'],
-                         [arq['state'] for arq in resolved])
+        instance, resolved = self._upstream_boot(two, self.compute, rp_uuid)
         [unbound] = self._upstream(201, 'POST', '/v2/accelerator_requests', {
             'device_profile_name': one})['arqs']
         return profiles, instance, resolved, unbound
@@ -253,7 +222,7 @@ class GuideOnTheAllInOneTest(test_aio.AllInOneProcess):
         # The bound instance's ARQs, as Nova asks for them.
         ours = self._get('/v2/accelerator_requests?instance=%s'
                          '&bind_state=resolved' % instance)['arqs']
-        self.assertEqual(seen_by_nova(resolved), seen_by_nova(ours))
+        self.assertEqual(cloud.seen_by_nova(resolved), cloud.seen_by_nova(ours))
         # The unbound ARQ listed, unbound.
         listed = {arq['uuid']: arq for arq in self._get(
             '/v2/accelerator_requests')['arqs']}

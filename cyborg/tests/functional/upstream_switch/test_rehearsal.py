@@ -36,6 +36,7 @@ from cyborg.tests.fixtures import nova as nova_fixture
 from cyborg.tests.fixtures import processes
 from cyborg.tests.fixtures import upstream_cyborg
 from cyborg.tests.functional.services import deployment
+from cyborg.tests.functional.upstream_switch import cloud
 from cyborg.tests.functional.services.test_arq_processes import bind_ops
 from cyborg.tests.functional.services.test_arq_processes import UNBIND_OPS
 
@@ -44,20 +45,11 @@ HANDLES = upstream_cyborg.FAKE_HANDLES
 # 0000:0c:00.0, its handles the 16 functions after it.
 FLEET = {'fpgas': [{'vendor': '0xABCD', 'bus': '0c', 'first_vf': '00.1',
                     'regions': [{'vfs_per_pf': HANDLES}]}]}
-# What an ARQ tells Nova, compared before and after the switch.
-ARQ_FIELDS = ('uuid', 'state', 'device_profile_name',
-              'device_profile_group_id', 'hostname', 'device_rp_uuid',
-              'instance_uuid', 'attach_handle_type', 'attach_handle_uuid')
 DISABLED_VERSION = {'OpenStack-API-Version': 'accelerator 2.3'}
 
 
-def pci_address(info):
-    """An attach handle's PCI address as numbers, whatever the padding."""
-    return tuple(int(info[key], 16)
-                 for key in ('domain', 'bus', 'device', 'function'))
-
-
-class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
+class UpstreamSwitchTest(cloud.UpstreamCloudMixin,
+                         deployment.DeploymentMixin, base.TestCase):
 
     backend = 'mysql'
     placement_backend = 'mysql'
@@ -77,13 +69,6 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
 
     # -- Upstream, as a cloud uses it ----------------------------------------
 
-    def _upstream(self, status, method, path, body=None, microversion=None):
-        answer_status, answer = self.upstream.request(method, path, body,
-                                                      microversion)
-        self.assertEqual(status, answer_status, '%s %s: %s\n%s' % (
-            method, path, answer, self._logs()))
-        return answer
-
     def _upstream_profiles(self):
         names = {'one': 'rehearsal-one-%s' % self.suffix,
                  'two': 'rehearsal-two-%s' % self.suffix,
@@ -102,61 +87,6 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
         profiles = self._upstream(200, 'GET', '/v2/device_profiles')
         return names, {profile['name']: profile
                        for profile in profiles['device_profiles']}
-
-    def _upstream_arqs(self, profile):
-        return self._upstream(201, 'POST', '/v2/accelerator_requests',
-                              {'device_profile_name': profile})['arqs']
-
-    def _allocate(self, instance, rp_uuid, amount):
-        """The instance's allocation, as Nova's scheduler makes it."""
-        response = self.placement.adapter.put(
-            '/allocations/%s' % instance,
-            json={'allocations': {rp_uuid: {'resources': {'FPGA': amount}}},
-                  'project_id': upstream_cyborg.PROJECT_ID,
-                  'user_id': upstream_cyborg.HEADERS['X-User-Id'],
-                  'consumer_generation': None,
-                  'consumer_type': 'INSTANCE'})
-        self.assertEqual(204, response.status_code, response.text)
-
-    def _upstream_boot(self, profile, host, rp_uuid):
-        """An instance with ``profile``'s ARQs on ``host``, bound as Nova
-        binds them; upstream's resolved answer for it."""
-        instance = str(uuid.uuid4())
-        arqs = self._upstream_arqs(profile)
-        self._allocate(instance, rp_uuid, len(arqs))
-        self._upstream(202, 'PATCH', '/v2/accelerator_requests', {
-            arq['uuid']: bind_ops(host, rp_uuid, instance) for arq in arqs})
-        resolved = self._upstream(
-            200, 'GET', '/v2/accelerator_requests?instance=%s'
-            '&bind_state=resolved' % instance)['arqs']
-        self.assertEqual(['Bound'] * len(arqs),
-                         [arq['state'] for arq in resolved], resolved)
-        return instance, resolved
-
-    def _providers(self):
-        response = self.placement.adapter.get('/resource_providers')
-        self.assertEqual(200, response.status_code, response.text)
-        return {provider['uuid']: provider['name']
-                for provider in response.json()['resource_providers']}
-
-    def _allocations(self, consumer):
-        response = self.placement.adapter.get('/allocations/%s' % consumer)
-        self.assertEqual(200, response.status_code, response.text)
-        return {rp: allocation['resources'] for rp, allocation
-                in response.json()['allocations'].items()}
-
-    def _inventory(self, rp_uuid):
-        response = self.placement.adapter.get(
-            '/resource_providers/%s/inventories' % rp_uuid)
-        self.assertEqual(200, response.status_code, response.text)
-        inventory = response.json()['inventories']['FPGA']
-        return inventory['total'], inventory['reserved']
-
-    def _usage(self, rp_uuid):
-        response = self.placement.adapter.get(
-            '/resource_providers/%s/usages' % rp_uuid)
-        self.assertEqual(200, response.status_code, response.text)
-        return response.json()['usages'].get('FPGA', 0)
 
     # -- The switch ----------------------------------------------------------
 
@@ -227,12 +157,6 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
                 .where(models.Deployable.rp_uuid == rp_uuid)).all()
         return {row.uuid: bool(row.in_use) for row in rows}
 
-    def _seen_by_nova(self, arqs):
-        return sorted(
-            (tuple(arq[field] for field in ARQ_FIELDS)
-             + (pci_address(arq['attach_handle_info']),)
-             for arq in arqs), key=str)
-
     def test_switch(self):
         # Upstream, used as a cloud uses it.
         names, profiles = self._upstream_profiles()
@@ -300,8 +224,8 @@ class UpstreamSwitchTest(deployment.DeploymentMixin, base.TestCase):
                     profile['description'])
              for name, profile in ours.items()})
         for instance, upstream_arqs in booted.items():
-            self.assertEqual(self._seen_by_nova(upstream_arqs),
-                             self._seen_by_nova(self._resolved(instance)))
+            self.assertEqual(cloud.seen_by_nova(upstream_arqs),
+                             cloud.seen_by_nova(self._resolved(instance)))
         arq = self._expect(200, 'GET', '/v2/accelerator_requests/%s'
                            % unbound['uuid'])
         self.assertEqual(('Initial', names['one'], None, None),
