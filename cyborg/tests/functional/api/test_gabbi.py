@@ -148,10 +148,19 @@ def _fixture_module(backend, schema='migrations'):
     return types.SimpleNamespace(**found)
 
 
-def _file_suites(loader, backend, schema, wanted):
-    """The suites of the gabbits/ files for which ``wanted(stem)`` is true."""
+def file_suites(loader, backend, schema, wanted, name=None):
+    """The suites of the gabbits/ files for which ``wanted(stem)`` is true,
+    each file's APIFixture on a database of ``backend`` with ``schema``.
+
+    Test names start with ``name`` (default: this module's name and the
+    backend); another module running the files on another server of the
+    same backend (a Galera cluster) names its own, so that no two tests
+    share an id.
+    """
+    if name is None:
+        name = '%s.%s' % (__name__, backend)
     suite = driver.build_tests(GABBITS, loader, intercept=setup_app,
-                               test_loader_name='%s.%s' % (__name__, backend),
+                               test_loader_name=name,
                                fixture_module=_fixture_module(backend, schema))
     # One GabbiSuite per file; its tests carry the file's stem.
     chosen = [file_suite for file_suite in suite
@@ -169,14 +178,14 @@ def _file_suites(loader, backend, schema, wanted):
 def load_tests(loader, tests, pattern):
     """Build one test suite per YAML file and database backend."""
     suite = loader.suiteClass()
-    suite.addTests(_file_suites(
+    suite.addTests(file_suites(
         loader, 'sqlite', 'migrations',
         lambda stem: stem not in DATABASE_FREE))
-    suite.addTests(_file_suites(
+    suite.addTests(file_suites(
         loader, 'sqlite', None, lambda stem: stem in DATABASE_FREE))
     for backend in database.BACKENDS:
         if backend != 'sqlite':
-            suite.addTests(_file_suites(
+            suite.addTests(file_suites(
                 loader, backend, 'migrations',
                 lambda stem: stem not in DATABASE_FREE))
     suite.addTests(driver.build_tests(

@@ -5,18 +5,37 @@ before the first test of its class and tears it down after the last (a
 cluster takes 10-20 s to start on 2 CPUs). Meanwhile
 ``CYBORG_TEST_MYSQL_URL`` names node 0, so that every test database of
 the class (``cyborg.tests.fixtures.database``, ``backend = 'mysql'``) is
-created there, and Galera replicates it to the other two nodes.
+created there, and Galera replicates it to the other two nodes
+(``NodeAsMySQLServer``, which a suite sharing one cluster uses too).
 """
 
 import contextlib
-import os
 
+import fixtures
 import sqlalchemy as sa
 
 from cyborg.tests.fixtures import database
 from cyborg.tests.fixtures import galera
 
 URL_VARIABLE = database.SERVER_URL_VARIABLES['mysql'][0]
+
+
+class NodeAsMySQLServer(fixtures.Fixture):
+    """``cluster``'s node ``index`` as the MariaDB server of the test
+    databases (``backend = 'mysql'``) until cleanUp, which gives back the
+    server named before."""
+
+    def __init__(self, cluster, index=0):
+        super().__init__()
+        self.cluster = cluster
+        self.index = index
+
+    def _setUp(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            URL_VARIABLE, self.cluster.admin_url(self.index)))
+        # Whether the server is reachable is probed once per server.
+        database._server_reachable.pop('mysql', None)
+        self.addCleanup(database._server_reachable.pop, 'mysql', None)
 
 
 class GaleraMixin:
@@ -32,17 +51,12 @@ class GaleraMixin:
         # raised here: it skips (fails) every test of the class.
         cluster.setUp()
         cls.cluster = cluster
-        cls._saved_url = os.environ.get(URL_VARIABLE)
-        os.environ[URL_VARIABLE] = cluster.admin_url(0)
-        database._server_reachable.pop('mysql', None)
+        cls._server = NodeAsMySQLServer(cluster, 0)
+        cls._server.setUp()
 
     @classmethod
     def tearDownClass(cls):
-        if cls._saved_url is None:
-            os.environ.pop(URL_VARIABLE, None)
-        else:
-            os.environ[URL_VARIABLE] = cls._saved_url
-        database._server_reachable.pop('mysql', None)
+        cls._server.cleanUp()
         cls.cluster.cleanUp()
         super().tearDownClass()
 
