@@ -435,6 +435,30 @@ def _reader_skips_ping(engine):
 main_context_manager.append_on_engine_create(_reader_skips_ping)
 
 
+def _server_ended_is_disconnect(engine):
+    """A PostgreSQL connection the server ended (``57P01`` terminated by
+    an administrator or a failover, ``57P02`` crash, ``57P03`` shutting
+    down) is a disconnect: SQLAlchemy then drops it and the pool's older
+    connections, and the read runs again at once on a new one.
+
+    psycopg counts it as one only once it has seen the socket close; the
+    server's error may come first, and the connection would go back to
+    the pool, dead, for the next read to fail on again.
+    """
+    if engine.dialect.name != 'postgresql':
+        return
+    is_disconnect = engine.dialect.is_disconnect
+
+    def server_ended(error, connection, cursor):
+        return (_driver_code(error) in _POSTGRESQL_UNREACHABLE
+                or is_disconnect(error, connection, cursor))
+
+    engine.dialect.is_disconnect = server_ended
+
+
+main_context_manager.append_on_engine_create(_server_ended_is_disconnect)
+
+
 def _stale_connection(error):
     """Whether ``error`` is a pooled connection the server had dropped
     (the pool has replaced it and every older one)."""

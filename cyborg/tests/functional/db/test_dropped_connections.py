@@ -125,3 +125,25 @@ class MySQLDroppedConnectionsTest(DroppedConnectionsTestMixin, base.TestCase):
 class PostgreSQLDroppedConnectionsTest(DroppedConnectionsTestMixin,
                                        base.TestCase):
     backend = 'postgresql'
+
+    def test_the_error_of_a_server_ending_the_connection_drops_it(self):
+        # The server's "terminating connection" error (57P01) may reach
+        # psycopg before it sees the socket close; it must count as a
+        # disconnect all the same: the connection dropped and the read
+        # run again at once. Raised here on a live connection, so that only
+        # the error's code can tell.
+        self.useFixture(fixtures.MonkeyPatch(
+            'cyborg.db.api.READ_RETRY_WINDOW', 60))
+        calls = []
+
+        @db_api.reader
+        def ended(context):
+            calls.append(1)
+            context.session.execute(sa.text(
+                "DO $$ BEGIN RAISE EXCEPTION 'ended' "
+                "USING ERRCODE = '57P01'; END $$"))
+
+        self.assertRaises(exception.DatabaseUnavailable, ended, self.context)
+        self.assertEqual(db_api.READ_RETRIES + 1, len(calls))
+        # The first retry at once, as for a dropped connection.
+        self.assertEqual(db_api.READ_RETRIES - 1, self._read_waits())
