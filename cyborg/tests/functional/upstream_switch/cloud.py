@@ -33,6 +33,14 @@ def seen_by_nova(arqs):
          for arq in arqs), key=str)
 
 
+def profiles_as_carried(profiles):
+    """What the switch must keep of each device profile ({name: profile}
+    as the API lists them): {name: (uuid, groups, description)}."""
+    return {name: (profile['uuid'], profile['groups'],
+                   profile['description'])
+            for name, profile in profiles.items()}
+
+
 class UpstreamCloudMixin:
     """Upstream used as a cloud uses it; Placement read as Nova sees it."""
 

@@ -208,13 +208,8 @@ class GuideOnTheAllInOneTest(cloud.UpstreamCloudMixin,
         # 7. Check: the profiles by name and uuid.
         served = {profile['name']: profile for profile in self._get(
             '/v2/device_profiles')['device_profiles']}
-        self.assertEqual(
-            {name: (profile['uuid'], profile['groups'],
-                    profile['description'])
-             for name, profile in profiles.items()},
-            {name: (profile['uuid'], profile['groups'],
-                    profile['description'])
-             for name, profile in served.items()})
+        self.assertEqual(cloud.profiles_as_carried(profiles),
+                         cloud.profiles_as_carried(served))
         for name, profile in profiles.items():
             self.assertEqual(name, self._get(
                 '/v2/device_profiles/%s' % profile['uuid'])[

@@ -216,13 +216,8 @@ class UpstreamSwitchTest(cloud.UpstreamCloudMixin,
 
         ours = {profile['name']: profile for profile in self._expect(
             200, 'GET', '/v2/device_profiles')['device_profiles']}
-        self.assertEqual(
-            {name: (profile['uuid'], profile['groups'],
-                    profile['description'])
-             for name, profile in profiles.items()},
-            {name: (profile['uuid'], profile['groups'],
-                    profile['description'])
-             for name, profile in ours.items()})
+        self.assertEqual(cloud.profiles_as_carried(profiles),
+                         cloud.profiles_as_carried(ours))
         for instance, upstream_arqs in booted.items():
             self.assertEqual(cloud.seen_by_nova(upstream_arqs),
                              cloud.seen_by_nova(self._resolved(instance)))
